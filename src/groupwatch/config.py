@@ -1,0 +1,239 @@
+"""Configuration: frozen dataclasses loaded from TOML, then environment, then ``--set``.
+
+Precedence, lowest first: the dataclass defaults, the TOML file (``conf/local.toml`` unless
+``--conf`` names another), environment variables ``GROUPWATCH_<SECTION>_<KEY>`` and finally
+``--set section.key=value`` on the command line.  Every key is known in advance: a typo in any
+of the three places is an error that names the key and the keys that would have been valid,
+because a silently ignored setting is how a monitor ends up watching the wrong cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "GROUPWATCH_"
+DEFAULT_CONF = Path("conf") / "local.toml"
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used as given; the message says which key and why."""
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """Where the records come from: Spark's Kafka source."""
+
+    #: ``host:port,...``; ``local`` means the project's own broker (``groupwatch broker start``).
+    bootstrap_servers: str = "local"
+    #: ``__consumer_offsets`` itself, or an ordinary topic that mirrors it.
+    topic: str = "__consumer_offsets"
+    #: Only for a new query; a restarted query continues from its checkpoint.
+    starting_offsets: str = "earliest"
+    #: 0 means no limit.
+    max_offsets_per_trigger: int = 0
+    #: ``__consumer_offsets`` is compacted and its old segments are deleted: offset gaps and
+    #: vanished offsets are normal there, so losing them must not stop the job.
+    fail_on_data_loss: bool = False
+    #: Extra Kafka client settings, passed as ``kafka.<name>`` (security.protocol, sasl.*, ...).
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DeltaConfig:
+    """Where the Delta tables live: one folder per table under ``root``."""
+
+    root: str = ".groupwatch/delta"
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    """Where streaming queries keep their progress: one folder per query under ``root``."""
+
+    root: str = ".groupwatch/checkpoints"
+
+
+@dataclass(frozen=True)
+class JobConfig:
+    """How the streaming job runs."""
+
+    app_name: str = "groupwatch"
+    trigger_interval: str = "5 seconds"
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    """The Spark session the job builds (ignored for keys spark-submit already set)."""
+
+    master: str = "local[*]"
+    shuffle_partitions: int = 4
+    ui_enabled: bool = False
+    #: Any further Spark settings, verbatim.
+    conf: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration, one attribute per TOML section."""
+
+    source: SourceConfig = field(default_factory=SourceConfig)
+    delta: DeltaConfig = field(default_factory=DeltaConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    job: JobConfig = field(default_factory=JobConfig)
+    spark: SparkConfig = field(default_factory=SparkConfig)
+
+    def table_path(self, table: str) -> str:
+        """The folder of one Delta table under ``delta.root``."""
+        return str(Path(self.delta.root) / table)
+
+    def checkpoint_path(self, query: str) -> str:
+        """The checkpoint folder of one streaming query under ``checkpoint.root``."""
+        return str(Path(self.checkpoint.root) / query)
+
+
+#: The TOML sections, in the order they are documented.
+SECTIONS: dict[str, type[Any]] = {
+    "source": SourceConfig,
+    "delta": DeltaConfig,
+    "checkpoint": CheckpointConfig,
+    "job": JobConfig,
+    "spark": SparkConfig,
+}
+
+
+def _default_type(f: dataclasses.Field[Any]) -> type[Any]:
+    if f.default_factory is not dataclasses.MISSING:
+        return type(f.default_factory())
+    return type(f.default)
+
+
+def _coerce(where: str, raw: Any, kind: type[Any], *, from_text: bool) -> Any:
+    """Turn a TOML value (or, with ``from_text``, a string from env/--set) into ``kind``."""
+    if from_text and isinstance(raw, str):
+        text = raw.strip()
+        if kind is bool:
+            lowered = text.lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ConfigError(f"{where}: expected true or false, got {raw!r}")
+        if kind is int:
+            try:
+                return int(text)
+            except ValueError:
+                raise ConfigError(f"{where}: expected an integer, got {raw!r}") from None
+        if kind is dict:
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{where}: expected a JSON object, got {raw!r}") from exc
+        if kind is str:
+            return raw
+    if kind is bool and not isinstance(raw, bool):
+        raise ConfigError(f"{where}: expected true or false, got {raw!r}")
+    if kind is int and (isinstance(raw, bool) or not isinstance(raw, int)):
+        raise ConfigError(f"{where}: expected an integer, got {raw!r}")
+    if kind is str and not isinstance(raw, str):
+        raise ConfigError(f"{where}: expected a string, got {raw!r}")
+    if kind is dict:
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: expected a table of settings, got {raw!r}")
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in raw.items()}
+    return raw
+
+
+def _key_types(section: str) -> dict[str, type[Any]]:
+    return {f.name: _default_type(f) for f in dataclasses.fields(SECTIONS[section])}
+
+
+def _check_key(section: str, key: str, where: str) -> type[Any]:
+    if section not in SECTIONS:
+        raise ConfigError(
+            f"{where}: unknown section {section!r}; known sections: {', '.join(SECTIONS)}"
+        )
+    keys = _key_types(section)
+    if key not in keys:
+        raise ConfigError(
+            f"{where}: unknown key {section}.{key}; keys of [{section}]: {', '.join(sorted(keys))}"
+        )
+    return keys[key]
+
+
+def load(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    overrides: Iterable[str] = (),
+) -> Config:
+    """Load the configuration: defaults < TOML file < environment < ``section.key=value`` list."""
+    values: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
+
+    conf_path = Path(path) if path is not None else DEFAULT_CONF
+    if path is not None or conf_path.exists():
+        try:
+            with open(conf_path, "rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError:
+            raise ConfigError(f"configuration file {conf_path} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{conf_path}: not valid TOML: {exc}") from exc
+        for section, table in data.items():
+            if not isinstance(table, dict):
+                raise ConfigError(f"{conf_path}: {section!r} must be a [section]")
+            for key, raw in table.items():
+                where = f"{conf_path}: {section}.{key}"
+                kind = _check_key(section, key, where)
+                values[section][key] = _coerce(where, raw, kind, from_text=False)
+
+    environ = os.environ if env is None else env
+    for name, raw in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX):
+            continue
+        rest = name[len(ENV_PREFIX) :].lower()
+        env_section = next((s for s in SECTIONS if rest.startswith(s + "_")), None)
+        if env_section is None:
+            continue  # GROUPWATCH_HOME and friends are not configuration keys
+        key = rest[len(env_section) + 1 :]
+        kind = _check_key(env_section, key, f"environment variable {name}")
+        values[env_section][key] = _coerce(
+            f"environment variable {name}", raw, kind, from_text=True
+        )
+
+    for item in overrides:
+        name, sep, raw = item.partition("=")
+        section, dot, key = name.strip().partition(".")
+        if not sep or not dot:
+            raise ConfigError(f"--set {item!r}: expected section.key=value")
+        kind = _check_key(section, key, f"--set {name}")
+        values[section][key] = _coerce(f"--set {name}", raw, kind, from_text=True)
+
+    built = {s: cls(**values[s]) for s, cls in SECTIONS.items()}
+    return Config(**built)
+
+
+def to_dict(config: Config, *, redact: bool = True) -> dict[str, dict[str, Any]]:
+    """The configuration as plain data; secrets in option tables are masked unless asked not to."""
+    out: dict[str, dict[str, Any]] = {}
+    for section in SECTIONS:
+        table = dataclasses.asdict(getattr(config, section))
+        for key, value in table.items():
+            if isinstance(value, dict) and redact:
+                table[key] = {k: ("***" if is_secret(k) else v) for k, v in value.items()}
+        out[section] = table
+    return out
+
+
+_SECRET_HINTS = ("password", "secret", "jaas", "token", "credential", "key.pem", "keystore.key")
+
+
+def is_secret(option: str) -> bool:
+    """Whether a client option's value must never be printed (passwords, JAAS lines, keys)."""
+    lowered = option.lower()
+    return any(hint in lowered for hint in _SECRET_HINTS)

@@ -1,0 +1,1 @@
+"""Demo traffic and scenario replay for the README's main command."""

@@ -1,0 +1,122 @@
+"""Real consumer groups on a real broker, driven with kafka-python's group client.
+
+Used by the demo and by the integration tests: members join one by one (each join is a
+rebalance, i.e. a new group-metadata record), consume, commit and leave.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import TopicAlreadyExistsError
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, partitions, 1)])
+    except TopicAlreadyExistsError:
+        pass
+    finally:
+        admin.close()
+
+
+def produce(
+    bootstrap: str, topic: str, records: Sequence[tuple[bytes | None, bytes | None]]
+) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    for key, value in records:
+        producer.send(topic, key=key, value=value)
+    producer.flush()
+    producer.close()
+
+
+class Member:
+    """One consumer of a group, polling in its own thread until told to stop."""
+
+    def __init__(self, bootstrap: str, group: str, topics: Sequence[str], **config: object) -> None:
+        self.consumer = KafkaConsumer(
+            *topics,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=10000,
+            heartbeat_interval_ms=1000,
+            **config,
+        )
+        self.consumed = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                batches = self.consumer.poll(timeout_ms=200)
+                self.consumed += sum(len(r) for r in batches.values())
+                if batches:
+                    self.consumer.commit()
+
+    def assignment(self) -> set[tuple[str, int]]:
+        with self._lock:
+            return {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+        self.consumer.close()
+
+
+def wait_until_assigned(members: Sequence[Member], partitions: int, timeout: float = 60) -> None:
+    """Until the members' assignments cover every partition exactly once."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        owned = [tp for m in members for tp in m.assignment()]
+        if (
+            len(owned) == partitions
+            and len(set(owned)) == partitions
+            and all(m.assignment() for m in members[:partitions])
+        ):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"group did not settle: {[m.assignment() for m in members]}")
+
+
+def scale_out_group(bootstrap: str, group: str, topic: str, partitions: int, size: int) -> int:
+    """Start members one by one (a rebalance each), let them commit, then leave.
+
+    Returns how many records the members consumed.
+    """
+    members: list[Member] = []
+    try:
+        for _ in range(size):
+            members.append(Member(bootstrap, group, [topic]))
+            wait_until_assigned(members, partitions)
+        time.sleep(1.0)
+        return sum(m.consumed for m in members)
+    finally:
+        for m in members:
+            m.close()
+
+
+def main() -> int:
+    """``python -m groupwatch.demo.traffic BOOTSTRAP``: a few groups that rebalance and commit."""
+    import sys
+
+    bootstrap = sys.argv[1]
+    create_topic(bootstrap, "demo-orders", 6)
+    produce(bootstrap, "demo-orders", [(None, b"order-%d" % i) for i in range(120)])
+    for group, size in (("demo-orders-etl", 3), ("demo-billing", 2)):
+        print(f"[demo] group {group}: scaling out to {size} members", file=sys.stderr)
+        scale_out_group(bootstrap, group, "demo-orders", partitions=6, size=size)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

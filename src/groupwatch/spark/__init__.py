@@ -1,0 +1,1 @@
+"""The Spark shell around the pure core: the only package that imports pyspark or delta."""

@@ -1,0 +1,73 @@
+"""Streaming queries, built from configuration (start them with ``.start()``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from groupwatch.broker import resolve_bootstrap
+from groupwatch.config import Config
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
+
+#: Kafka options Spark's source refuses or that the job sets itself.
+_RESERVED = {
+    "group.id",
+    "auto.offset.reset",
+    "key.deserializer",
+    "value.deserializer",
+    "enable.auto.commit",
+    "interceptor.classes",
+    "bootstrap.servers",
+}
+
+RAW_TABLE = "raw_records"
+
+
+def kafka_source_options(config: Config) -> dict[str, str]:
+    """Options for Spark's Kafka source: the topic, offsets and every ``kafka.*`` passthrough."""
+    src = config.source
+    options = {
+        "kafka.bootstrap.servers": resolve_bootstrap(src.bootstrap_servers),
+        "subscribe": src.topic,
+        "startingOffsets": src.starting_offsets,
+        "failOnDataLoss": str(src.fail_on_data_loss).lower(),
+        # The reader's own group must never look like a group we watch.
+        "groupIdPrefix": "groupwatch-reader",
+    }
+    if src.max_offsets_per_trigger > 0:
+        options["maxOffsetsPerTrigger"] = str(src.max_offsets_per_trigger)
+    for key, value in src.options.items():
+        name = key.removeprefix("kafka.")
+        if name in _RESERVED:
+            raise ValueError(
+                f"source.options.{key} is set by groupwatch itself or refused by Spark"
+            )
+        options[f"kafka.{name}"] = value
+    return options
+
+
+def read_source(spark: SparkSession, config: Config) -> DataFrame:
+    """The raw Kafka rows of the configured topic, as a stream."""
+    reader = spark.readStream.format("kafka")
+    for key, value in kafka_source_options(config).items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def build_raw_copy(spark: SparkSession, config: Config, *, once: bool) -> DataStreamWriter:
+    """The smoke pipeline: copy key, value and source position of every record into Delta."""
+    rows = read_source(spark, config).select(
+        "key", "value", "topic", "partition", "offset", "timestamp"
+    )
+    writer = (
+        rows.writeStream.format("delta")
+        .outputMode("append")
+        .option("checkpointLocation", config.checkpoint_path(RAW_TABLE))
+        .option("path", config.table_path(RAW_TABLE))
+        .queryName(RAW_TABLE)
+    )
+    if once:
+        return writer.trigger(availableNow=True)
+    return writer.trigger(processingTime=config.job.trigger_interval)

@@ -1,0 +1,47 @@
+"""Running Kafka's own Java classes from the jars scripts/setup fetched (oracle harnesses)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HOME = Path(os.environ.get("GROUPWATCH_HOME", ROOT / ".groupwatch"))
+KAFKA_JARS = HOME / "jars" / "kafka"
+HARNESS_JAR = KAFKA_JARS / "groupwatch-oracle.jar"
+
+
+def kafka_classpath() -> str:
+    """The classpath of Kafka's jars plus the project's harness jar; skips if setup has not run."""
+    if not HARNESS_JAR.exists():
+        # Never silently green: CI runs setup first, so a missing jar there is a failure.
+        if os.environ.get("CI"):
+            pytest.fail(f"{HARNESS_JAR} is missing: scripts/setup did not build the harness")
+        pytest.skip("Kafka jars not fetched; run scripts/setup")
+    return f"{KAFKA_JARS}/*"
+
+
+def java() -> str:
+    exe = shutil.which("java")
+    if exe is None:
+        pytest.fail("java is not on PATH")
+    return exe
+
+
+def run_java(main_class: str, *args: str, stdin: str = "", timeout: float = 600) -> str:
+    """Run one harness main class and return its stdout; a non-zero exit fails the test."""
+    proc = subprocess.run(
+        [java(), "-Xss8m", "-cp", kafka_classpath(), main_class, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"{main_class} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
+    return proc.stdout

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groupwatch import config
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "c.toml"
+    p.write_text(text)
+    return p
+
+
+def test_defaults_without_file(tmp_path: Path) -> None:
+    cfg = config.load(None, env={})
+    assert cfg.source.topic == "__consumer_offsets"
+    assert cfg.source.bootstrap_servers == "local"
+    assert cfg.table_path("findings") == str(Path(".groupwatch/delta/findings"))
+
+
+def test_shipped_local_conf_loads() -> None:
+    root = Path(__file__).resolve().parents[2]
+    cfg = config.load(root / "conf" / "local.toml", env={})
+    assert cfg.delta.root == ".groupwatch/delta"
+    assert cfg.checkpoint.root == ".groupwatch/checkpoints"
+
+
+def test_precedence_file_env_set(tmp_path: Path) -> None:
+    path = write(tmp_path, '[source]\ntopic = "from-file"\nbootstrap_servers = "h:1"\n')
+    cfg = config.load(path, env={"GROUPWATCH_SOURCE_TOPIC": "from-env"})
+    assert (cfg.source.topic, cfg.source.bootstrap_servers) == ("from-env", "h:1")
+    cfg = config.load(
+        path, env={"GROUPWATCH_SOURCE_TOPIC": "from-env"}, overrides=["source.topic=from-set"]
+    )
+    assert cfg.source.topic == "from-set"
+
+
+def test_typed_overrides() -> None:
+    cfg = config.load(
+        None,
+        env={"GROUPWATCH_SOURCE_FAIL_ON_DATA_LOSS": "true"},
+        overrides=[
+            "source.max_offsets_per_trigger=500",
+            'source.options={"security.protocol": "SSL"}',
+        ],
+    )
+    assert cfg.source.fail_on_data_loss is True
+    assert cfg.source.max_offsets_per_trigger == 500
+    assert cfg.source.options == {"security.protocol": "SSL"}
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "overrides", "message"),
+    [
+        ("[source]\ntopik = 'x'\n", {}, [], "unknown key source.topik"),
+        ("[sourse]\ntopic = 'x'\n", {}, [], "unknown section 'sourse'"),
+        (
+            "",
+            {"GROUPWATCH_DELTA_ROOTS": "x"},
+            [],
+            "GROUPWATCH_DELTA_ROOTS: unknown key delta.roots",
+        ),
+        ("", {}, ["checkpoint.dir=x"], "unknown key checkpoint.dir"),
+        ("", {}, ["source.topic"], "expected section.key=value"),
+        ("", {}, ["source.max_offsets_per_trigger=lots"], "expected an integer"),
+        ("[source]\nmax_offsets_per_trigger = '5'\n", {}, [], "expected an integer"),
+        ("[source]\nfail_on_data_loss = 1\n", {}, [], "expected true or false"),
+        ("[source\n", {}, [], "not valid TOML"),
+    ],
+)
+def test_bad_configuration_is_a_clear_error(
+    tmp_path: Path, text: str, env: dict[str, str], overrides: list[str], message: str
+) -> None:
+    with pytest.raises(config.ConfigError, match=message):
+        config.load(write(tmp_path, text), env=env, overrides=overrides)
+
+
+def test_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(config.ConfigError, match="does not exist"):
+        config.load(tmp_path / "nope.toml", env={})
+
+
+def test_unrelated_groupwatch_env_is_ignored() -> None:
+    cfg = config.load(None, env={"GROUPWATCH_HOME": "/x"})
+    assert cfg.source.topic == "__consumer_offsets"
+
+
+def test_secrets_are_masked() -> None:
+    cfg = config.load(
+        None,
+        env={},
+        overrides=[
+            'source.options={"sasl.jaas.config": "PlainLoginModule password=hunter2",'
+            ' "security.protocol": "SASL_SSL"}'
+        ],
+    )
+    shown = config.to_dict(cfg)["source"]["options"]
+    assert shown == {"sasl.jaas.config": "***", "security.protocol": "SASL_SSL"}
+    assert "hunter2" not in repr(config.to_dict(cfg))
