@@ -27,7 +27,7 @@ from tests.jvm import java, kafka_classpath
 pytestmark = pytest.mark.oracle
 
 DEFAULT_GROUPS = 120  # × rounds ≈ 300 compared assignments
-SLOW_GROUPS = 4000  # × rounds ≥ 10,000
+SLOW_GROUPS = 4300  # × rounds ≥ 10,000
 
 
 @dataclass
