@@ -7,8 +7,8 @@ subscriptions, fresh group; (b) the same with unequal subscriptions (the last me
 to the first topic only, as in Kafka's testLargeAssignmentAndGroupWithNonEqualSubscription);
 (c) 100 members × 10,000 partitions, every member at a stale generation with conflicting claims;
 (d) a rebalance of (a)'s result after removing 10% of the members.  Java's time is measured inside
-the JVM around ``assignor.assign(cluster, groupSubscription)`` (``--warmup N`` runs it N times
-first on fresh assignors); ours around :func:`groupwatch.assignor.assign`.  Both results are
+the JVM around ``assignor.assign(cluster, groupSubscription)``, ours around
+:func:`groupwatch.assignor.assign`; ``--warmup N`` runs both N times first.  Both results are
 compared member by member.  ``--profile`` prints the top of a cProfile of our side.
 """
 
@@ -89,7 +89,7 @@ CASES: dict[str, tuple[str, Callable[[float], Case]]] = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", default="a,b,c,d")
-    parser.add_argument("--warmup", type=int, default=1, help="Java warm-up runs per case")
+    parser.add_argument("--warmup", type=int, default=1, help="warm-up runs per case, both sides")
     parser.add_argument(
         "--scale", type=float, default=1.0, help="shrink (a), (b), (d) for a quick look"
     )
@@ -111,6 +111,8 @@ def main() -> int:
             if "error" in java_answer:
                 print(f"{key}: Kafka failed: {java_answer['error']}")
                 continue
+            for _ in range(args.warmup):  # the same warm-up as Java's
+                assign(protocol, ppt, members)
             start = time.perf_counter()
             if args.profile:
                 profiler = cProfile.Profile()
