@@ -65,6 +65,27 @@ class JobConfig:
 
     app_name: str = "groupwatch"
     trigger_interval: str = "5 seconds"
+    #: A group with no record for this long (in event time) has its state dropped.
+    expire_after_hours: int = 168
+
+
+@dataclass(frozen=True)
+class ValidationConfig:
+    """Great Expectations on the rows each micro-batch writes."""
+
+    #: Validate every N-th micro-batch (0 = never). Each run costs a few Spark jobs.
+    every_n_batches: int = 10
+    #: Folder of GX suite files, one ``<table>.json`` per validated table.
+    suites: str = "conf/expectations"
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    """The Prometheus endpoint of the job."""
+
+    host: str = "127.0.0.1"
+    #: 0 turns the endpoint off.
+    port: int = 9464
 
 
 @dataclass(frozen=True)
@@ -86,6 +107,8 @@ class Config:
     delta: DeltaConfig = field(default_factory=DeltaConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     job: JobConfig = field(default_factory=JobConfig)
+    validation: ValidationConfig = field(default_factory=ValidationConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def table_path(self, table: str) -> str:
@@ -103,6 +126,8 @@ SECTIONS: dict[str, type[Any]] = {
     "delta": DeltaConfig,
     "checkpoint": CheckpointConfig,
     "job": JobConfig,
+    "validation": ValidationConfig,
+    "metrics": MetricsConfig,
     "spark": SparkConfig,
 }
 
