@@ -1,0 +1,50 @@
+"""The findings engine: what is wrong with each consumer group's assignment, record by record.
+
+Pure Python (no Spark).  The streaming job keeps one :class:`GroupState` per group and calls
+:func:`step` for each record in order; ``groupwatch analyze`` does the same with a dict.
+
+* :func:`event_from_decoded` -- a ``groupwatch decode`` output object -> an :data:`Event`
+  (``None`` for records the engine does not use);
+* :func:`step` -- ``(state | None, event, config) -> (state, findings)``, pure;
+* :meth:`GroupState.dumps` / :meth:`GroupState.loads` -- the state as a JSON string;
+* :meth:`Finding.to_dict` -- the ``groupwatch analyze`` / ``findings`` table shape.
+"""
+
+from groupwatch.detect.catalogue import CATALOGUE, KINDS, SEVERITIES, Kind, Severity
+from groupwatch.detect.config import DetectorConfig
+from groupwatch.detect.decoded import event_from_decoded
+from groupwatch.detect.engine import Analyzer, analyze_lines, event_from_line
+from groupwatch.detect.findings import Finding, Source, finding_id
+from groupwatch.detect.model import (
+    Event,
+    GroupSnapshot,
+    MemberState,
+    OffsetCommit,
+    Tombstone,
+    UndecodableRecord,
+)
+from groupwatch.detect.state import GroupState, step
+
+__all__ = [
+    "CATALOGUE",
+    "KINDS",
+    "SEVERITIES",
+    "Analyzer",
+    "DetectorConfig",
+    "Event",
+    "Finding",
+    "GroupSnapshot",
+    "GroupState",
+    "Kind",
+    "MemberState",
+    "OffsetCommit",
+    "Severity",
+    "Source",
+    "Tombstone",
+    "UndecodableRecord",
+    "analyze_lines",
+    "event_from_decoded",
+    "event_from_line",
+    "finding_id",
+    "step",
+]

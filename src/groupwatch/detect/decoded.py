@@ -1,0 +1,243 @@
+"""The one adapter from the decoder's contract to the engine's model.
+
+Input is one object per record exactly as ``groupwatch decode`` prints it (issue 3's
+command-line contract); output is an :data:`~groupwatch.detect.model.Event` or ``None`` for
+records the engine has no use for (newer record types, offset-commit tombstones, non-consumer
+records other than group metadata).  Raw records (``{"key": <base64>, "value": ...}``, the
+decoder's input) are decoded first through :func:`decode_raw`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from groupwatch.detect.findings import Source, TopicPartition
+from groupwatch.detect.model import (
+    NO_GENERATION,
+    Event,
+    GroupSnapshot,
+    MemberState,
+    OffsetCommit,
+    Tombstone,
+    UndecodableRecord,
+)
+
+DEFAULT_TOPIC = "__consumer_offsets"
+
+
+class ContractError(ValueError):
+    """The object does not have the shape of ``groupwatch decode`` output."""
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _tps(value: Any, where: str) -> tuple[TopicPartition, ...]:
+    """``[{"topic": t, "partitions": [..]}]`` -> ``((t, p), ...)`` in wire order."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ContractError(f"{where} is not a list of topic partitions")
+    out: list[TopicPartition] = []
+    for entry in value:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("topic"), str):
+            raise ContractError(f"{where} has an entry without a topic")
+        parts = entry.get("partitions") or []
+        if not isinstance(parts, list) or not all(_int_or_none(p) is not None for p in parts):
+            raise ContractError(f"{where} has non-integer partitions")
+        out.extend((entry["topic"], p) for p in parts)
+    return tuple(out)
+
+
+def _error_text(error: Any) -> str | None:
+    if error is None:
+        return None
+    if isinstance(error, Mapping):
+        kind = error.get("kind") or "error"
+        path = error.get("field_path")
+        message = error.get("message") or ""
+        return f"{kind} at {path}: {message}" if path else f"{kind}: {message}"
+    return str(error)
+
+
+def source_of(line: Mapping[str, Any]) -> Source:
+    """The record's position, as far as the line tells it."""
+    return Source(
+        topic=_str_or_none(line.get("topic")) or DEFAULT_TOPIC,
+        partition=_int_or_none(line.get("partition")),
+        offset=_int_or_none(line.get("offset")),
+        timestamp=_int_or_none(line.get("timestamp")),
+    )
+
+
+def member_from_contract(m: Mapping[str, Any], protocol: str | None) -> MemberState:
+    """One ``value.members[i]`` object -> :class:`MemberState`, with its claim computed.
+
+    Claim = ``owned_partitions``; for the ``sticky`` protocol, when that is empty, the previous
+    assignment in the sticky user data.  Claim generation = ``generation_id`` when >= 0, else
+    the user data's generation, else -1.
+    """
+    member_id = m.get("member_id")
+    if not isinstance(member_id, str):
+        raise ContractError("a member has no member_id")
+    sub = m.get("subscription") if isinstance(m.get("subscription"), Mapping) else None
+    asg = m.get("assignment") if isinstance(m.get("assignment"), Mapping) else None
+    topics: tuple[str, ...] = ()
+    owned: tuple[TopicPartition, ...] = ()
+    sub_generation: int | None = None
+    version: int | None = None
+    rack: str | None = None
+    ud_kind: str | None = None
+    ud_generation: int | None = None
+    ud_previous: tuple[TopicPartition, ...] | None = None
+    if sub is not None:
+        version = _int_or_none(sub.get("version"))
+        raw_topics = sub.get("topics") or []
+        if not isinstance(raw_topics, list) or not all(isinstance(t, str) for t in raw_topics):
+            raise ContractError(f"member {member_id}: subscription topics are not strings")
+        topics = tuple(raw_topics)
+        owned = _tps(sub.get("owned_partitions"), f"member {member_id} owned_partitions")
+        gen = _int_or_none(sub.get("generation_id"))
+        sub_generation = gen if gen is not None and gen >= 0 else None
+        rack = _str_or_none(sub.get("rack_id"))
+        ud = sub.get("user_data")
+        if isinstance(ud, Mapping):
+            ud_kind = _str_or_none(ud.get("kind")) or "raw"
+            if ud_kind in ("sticky", "cooperative-sticky"):
+                ud_generation = _int_or_none(ud.get("generation"))
+            if ud_kind == "sticky":
+                ud_previous = _tps(
+                    ud.get("previous_assignment"), f"member {member_id} sticky user data"
+                )
+    assigned: tuple[TopicPartition, ...] = ()
+    if asg is not None:
+        assigned = _tps(asg.get("assigned_partitions"), f"member {member_id} assignment")
+    claim = owned
+    if not claim and protocol == "sticky" and ud_previous:
+        claim = ud_previous
+    if sub_generation is not None:
+        claim_generation = sub_generation
+    elif ud_generation is not None:
+        claim_generation = ud_generation
+    else:
+        claim_generation = NO_GENERATION
+    return MemberState(
+        member_id=member_id,
+        group_instance_id=_str_or_none(m.get("group_instance_id")),
+        client_id=_str_or_none(m.get("client_id")),
+        client_host=_str_or_none(m.get("client_host")),
+        subscription_version=version,
+        topics=topics,
+        owned_partitions=owned,
+        subscription_generation=sub_generation,
+        rack_id=rack,
+        user_data_kind=ud_kind,
+        user_data_generation=ud_generation,
+        user_data_previous=ud_previous,
+        assigned=assigned,
+        subscription_error=_error_text(m.get("subscription_error")),
+        assignment_error=_error_text(m.get("assignment_error")),
+        claim=claim,
+        claim_generation=claim_generation,
+    )
+
+
+def snapshot_from_value(
+    group: str, value: Mapping[str, Any], source: Source, time_ms: int | None = None
+) -> GroupSnapshot:
+    """The ``value`` object of a decoded group-metadata record -> :class:`GroupSnapshot`."""
+    generation = _int_or_none(value.get("generation"))
+    if generation is None:
+        raise ContractError("group metadata value without a generation")
+    protocol = _str_or_none(value.get("protocol"))
+    members_raw = value.get("members") or []
+    if not isinstance(members_raw, list):
+        raise ContractError("members is not a list")
+    members = tuple(member_from_contract(m, protocol) for m in members_raw)
+    if time_ms is None:
+        time_ms = source.timestamp
+    if time_ms is None:
+        time_ms = _int_or_none(value.get("current_state_timestamp"))
+        if time_ms is not None and time_ms < 0:
+            time_ms = None
+    return GroupSnapshot(
+        group=group,
+        generation=generation,
+        protocol_type=_str_or_none(value.get("protocol_type")) or "",
+        protocol=protocol,
+        leader=_str_or_none(value.get("leader")),
+        record_version=_int_or_none(value.get("version")),
+        members=members,
+        source=source,
+        time_ms=time_ms,
+    )
+
+
+def event_from_decoded(line: Mapping[str, Any]) -> Event | None:
+    """One ``groupwatch decode`` output object -> the engine's event (or ``None``: not ours).
+
+    A line that does not follow the contract becomes an :class:`UndecodableRecord` rather than
+    an exception, so bad input never stops the engine.
+    """
+    source = source_of(line)
+    time_ms = source.timestamp
+    group = _str_or_none(line.get("group")) or ""
+    error = line.get("error")
+    if error is not None:
+        err = error if isinstance(error, Mapping) else {"kind": "error", "message": str(error)}
+        return UndecodableRecord(
+            group=group,
+            error_kind=str(err.get("kind") or "error"),
+            message=str(err.get("message") or ""),
+            field_path=_str_or_none(err.get("field_path")),
+            byte_offset=_int_or_none(err.get("byte_offset")),
+            source=source,
+            time_ms=time_ms,
+        )
+    record_type = line.get("record_type")
+    try:
+        if record_type == "group_metadata":
+            if not group:
+                raise ContractError("group metadata record without a group")
+            value = line.get("value")
+            if line.get("tombstone") or value is None:
+                return Tombstone(group, source, time_ms)
+            if not isinstance(value, Mapping):
+                raise ContractError("value is not an object")
+            return snapshot_from_value(group, value, source)
+        if record_type == "offset_commit":
+            if line.get("tombstone") or line.get("value") is None:
+                return None
+            key = line.get("key")
+            if not isinstance(key, Mapping):
+                raise ContractError("offset commit without a decoded key")
+            topic = _str_or_none(key.get("topic"))
+            partition = _int_or_none(key.get("partition"))
+            if not group or topic is None or partition is None or partition < 0:
+                raise ContractError("offset commit key without group, topic or partition")
+            return OffsetCommit(group, topic, partition, source, time_ms)
+    except ContractError as exc:
+        return UndecodableRecord(group, "contract", str(exc), None, None, source, time_ms)
+    return None
+
+
+def decode_raw(line: Mapping[str, Any]) -> dict[str, Any]:
+    """A raw record (the decoder's input) -> its ``groupwatch decode`` output object."""
+    # Imported by name so the engine (and its type check) does not need the decoder until a
+    # raw record actually arrives.
+    import importlib
+
+    protocol = importlib.import_module("groupwatch.protocol")
+    out: dict[str, Any] = protocol.decode_json_line(dict(line))
+    return out
+
+
+def is_raw(line: Mapping[str, Any]) -> bool:
+    """Whether ``line`` is a raw record (``groupwatch decode`` input) rather than its output."""
+    return "record_type" not in line and "key" in line and not isinstance(line["key"], Mapping)

@@ -1,0 +1,116 @@
+"""The one adapter to the assignor of issue 4: what a correct, generation-aware leader assigns.
+
+Everything the engine needs from ``groupwatch.assignor`` goes through this module, so an API
+change there touches only here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from groupwatch.assignor import (
+    AssignorError,
+    MemberSubscription,
+    TopicPartition,
+    assign,
+)
+from groupwatch.assignor.invariants import balance_violations, can_improve_balance
+from groupwatch.detect.findings import TopicPartition as TP
+from groupwatch.detect.model import GroupSnapshot, MemberState
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """The assignor's answer for one snapshot: member -> partitions, and the withheld ones."""
+
+    assignment: Mapping[str, frozenset[TP]]
+    withheld: frozenset[TP]
+    #: Which of Kafka's algorithms ran (``constrained``/``general``/``empty``).
+    path: str
+
+    def owner_of(self) -> dict[TP, str]:
+        return {tp: m for m, tps in self.assignment.items() for tp in tps}
+
+
+@dataclass(frozen=True, slots=True)
+class NoExpected:
+    """Why there is no expected assignment (Kafka's own assignor fails, or bad input)."""
+
+    reason: str
+
+
+def _member_input(m: MemberState, protocol: str) -> MemberSubscription:
+    """What the leader's assignor reads from this member (reference §3.1-3.3).
+
+    ``sticky`` (eager) reads only its user data: previous assignment and generation.
+    ``cooperative-sticky`` reads ``owned_partitions`` and ``generation_id``, falling back to
+    the generation in its user data.
+    """
+    if protocol == "sticky":
+        owned = m.user_data_previous or ()
+        generation = m.user_data_generation if m.user_data_kind == "sticky" else None
+    else:
+        owned = m.owned_partitions
+        generation = (
+            m.subscription_generation
+            if m.subscription_generation is not None
+            else m.user_data_generation
+        )
+    return MemberSubscription(
+        member_id=m.member_id,
+        topics=tuple(m.topics),
+        owned_partitions=tuple(TopicPartition(t, p) for t, p in owned),
+        generation=generation,
+        rack_id=m.rack_id,
+    )
+
+
+def expected_assignment(
+    snapshot: GroupSnapshot, partitions_per_topic: Mapping[str, int]
+) -> Expected | NoExpected:
+    """Re-run Kafka's assignor for ``snapshot.protocol`` on the snapshot's subscriptions.
+
+    Members are passed in record order (the order the leader saw them); topics with no known
+    partition count are left out, as Kafka leaves out topics without metadata.
+    """
+    protocol = snapshot.protocol or ""
+    members = [_member_input(m, protocol) for m in snapshot.members]
+    counts = {t: n for t, n in partitions_per_topic.items() if n > 0}
+    try:
+        result = assign(protocol, counts, members)
+    except AssignorError as exc:
+        return NoExpected(f"{type(exc).__name__}: {exc}")
+    return Expected(
+        assignment={
+            m: frozenset((tp.topic, tp.partition) for tp in tps)
+            for m, tps in result.assignment.items()
+        },
+        withheld=frozenset((tp.topic, tp.partition) for tp in result.withheld),
+        path=result.path,
+    )
+
+
+def balance_problems(
+    assignment: Mapping[str, Sequence[TP]],
+    subscriptions: Mapping[str, Sequence[str]],
+    partitions_per_topic: Mapping[str, int],
+) -> list[str]:
+    """Kafka's balance definitions (reference §4.7) on an actual assignment.
+
+    Two checks, both of which every assignment Kafka's sticky assignors produce passes: the
+    test suite's ``verifyValidityAndBalance`` (members two or more apart share no assigned
+    topic) and the general builder's ``isBalanced`` (no member that could take more is
+    subscribed to a partition whose owner has two or more partitions more than it).
+    """
+    typed = {m: [TopicPartition(t, p) for t, p in tps] for m, tps in assignment.items()}
+    problems = [v.detail for v in balance_violations(typed)]
+    if can_improve_balance(typed, subscriptions, partitions_per_topic):
+        sizes = {m: len(tps) for m, tps in typed.items()}
+        low = min(sizes, key=lambda m: sizes[m])
+        high = max(sizes, key=lambda m: sizes[m])
+        problems.append(
+            f"a partition could move from {high} ({sizes[high]}) to {low} ({sizes[low]}), "
+            "which subscribes to it and could take more"
+        )
+    return problems

@@ -1,0 +1,96 @@
+"""The engine's own view of group metadata: frozen snapshots built from the decoder's JSON.
+
+Only :mod:`groupwatch.detect.decoded` builds these (from the ``groupwatch decode`` contract),
+so a change in the decoder's output touches one module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groupwatch.detect.findings import Source, TopicPartition
+
+#: What an absent claim generation counts as (Kafka's ``DEFAULT_GENERATION``).
+NO_GENERATION = -1
+
+
+@dataclass(frozen=True, slots=True)
+class MemberState:
+    """One member of one snapshot: what it subscribed to, claimed, and was assigned."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str | None
+    client_host: str | None
+    subscription_version: int | None
+    topics: tuple[str, ...]
+    #: The subscription's ``owned_partitions`` (v1+), in wire order.
+    owned_partitions: tuple[TopicPartition, ...]
+    #: The subscription's ``generation_id`` when >= 0 (v2+), else ``None``.
+    subscription_generation: int | None
+    rack_id: str | None
+    #: ``sticky``, ``cooperative-sticky``, ``raw`` or ``None`` (no user data).
+    user_data_kind: str | None
+    #: The generation in the sticky (V1) or cooperative user data; ``None`` if absent.
+    user_data_generation: int | None
+    #: The sticky user data's previous assignment; ``None`` unless the user data is sticky.
+    user_data_previous: tuple[TopicPartition, ...] | None
+    assigned: tuple[TopicPartition, ...]
+    subscription_error: str | None
+    assignment_error: str | None
+    #: The claim and its generation (issue 5's model, computed by the adapter).
+    claim: tuple[TopicPartition, ...]
+    claim_generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    """One ``GroupMetadataValue`` record of a group: generation G and its members."""
+
+    group: str
+    generation: int
+    protocol_type: str
+    protocol: str | None
+    leader: str | None
+    record_version: int | None
+    members: tuple[MemberState, ...]
+    source: Source
+    #: Event time in ms: the record timestamp, else the value's current_state_timestamp.
+    time_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """The group was deleted (a null group-metadata value)."""
+
+    group: str
+    source: Source
+    time_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetCommit:
+    """An offset commit of the group: it shows that ``topic`` has at least ``partition + 1``."""
+
+    group: str
+    topic: str
+    partition: int
+    source: Source
+    time_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class UndecodableRecord:
+    """A record that did not decode; ``group`` is ``""`` when even the key was unreadable."""
+
+    group: str
+    error_kind: str
+    message: str
+    field_path: str | None
+    byte_offset: int | None
+    source: Source
+    time_ms: int | None
+
+
+#: Everything the per-group ``step`` consumes.
+Event = GroupSnapshot | Tombstone | OffsetCommit | UndecodableRecord

@@ -1,0 +1,311 @@
+"""Per-group state and the pure ``step`` that advances it one record at a time.
+
+The state is an explicit, JSON-serialisable, bounded value, so the streaming job can keep it in
+Spark's stateful operator (one per group) and the command line can keep it in a dict: both call
+the same :func:`step`, in event time, so replaying a backlog gives the findings watching live
+gives, however the records are batched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from groupwatch.detect.config import DetectorConfig
+from groupwatch.detect.findings import Finding, TopicPartition
+from groupwatch.detect.model import (
+    Event,
+    GroupSnapshot,
+    OffsetCommit,
+    Tombstone,
+    UndecodableRecord,
+)
+from groupwatch.detect.rules import snapshot_findings
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class GroupState:
+    """Everything the engine remembers about one group between records.
+
+    Bounded: ``recent`` holds at most ``storm_generations + 1`` entries, ``inferred_partitions``
+    at most ``max_inferred_topics`` topics, ``emitted`` at most ``max_remembered_findings`` ids.
+    """
+
+    group: str
+    #: The last generation seen (``None`` before the first snapshot and after a tombstone).
+    last_generation: int | None = None
+    #: (generation, event time ms) of recent distinct generations, oldest first.
+    recent: tuple[tuple[int, int], ...] = ()
+    #: A rebalance storm is being reported (cleared when the window calms down).
+    storm_active: bool = False
+    #: Fingerprint of the last snapshot's members, subscriptions and assignment.
+    churn_fingerprint: str | None = None
+    #: How many consecutive generations had that fingerprint.
+    churn_count: int = 0
+    churn_reported: bool = False
+    #: topic -> highest partition index seen + 1 (claims, assignments, offset commits).
+    inferred_partitions: Mapping[str, int] = field(default_factory=dict)
+    #: Ids of recently emitted findings, oldest first: a finding is never raised twice.
+    emitted: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict (``json.dumps`` it to store the state as a string)."""
+        return {
+            "v": STATE_VERSION,
+            "group": self.group,
+            "last_generation": self.last_generation,
+            "recent": [list(r) for r in self.recent],
+            "storm_active": self.storm_active,
+            "churn_fingerprint": self.churn_fingerprint,
+            "churn_count": self.churn_count,
+            "churn_reported": self.churn_reported,
+            "inferred_partitions": dict(sorted(self.inferred_partitions.items())),
+            "emitted": list(self.emitted),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> GroupState:
+        if doc.get("v") != STATE_VERSION:
+            raise ValueError(f"unknown group state version {doc.get('v')!r}")
+        return cls(
+            group=str(doc["group"]),
+            last_generation=doc.get("last_generation"),
+            recent=tuple((int(g), int(t)) for g, t in doc.get("recent", ())),
+            storm_active=bool(doc.get("storm_active", False)),
+            churn_fingerprint=doc.get("churn_fingerprint"),
+            churn_count=int(doc.get("churn_count", 0)),
+            churn_reported=bool(doc.get("churn_reported", False)),
+            inferred_partitions={str(k): int(v) for k, v in doc["inferred_partitions"].items()},
+            emitted=tuple(str(i) for i in doc.get("emitted", ())),
+        )
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def loads(cls, text: str) -> GroupState:
+        return cls.from_json(json.loads(text))
+
+
+def group_of(event: Event) -> str:
+    """The per-group state key of an event (``""`` for a record whose key did not decode)."""
+    return event.group
+
+
+def _infer(
+    known: Mapping[str, int], partitions: Iterable[TopicPartition], limit: int
+) -> Mapping[str, int]:
+    out: dict[str, int] | None = None
+    for topic, partition in partitions:
+        if partition < 0:
+            continue
+        current = (out if out is not None else known).get(topic)
+        if current is not None and current > partition:
+            continue
+        if current is None and len(out if out is not None else known) >= limit:
+            continue
+        if out is None:
+            out = dict(known)
+        out[topic] = partition + 1
+    return known if out is None else out
+
+
+def partition_counts(
+    state: GroupState, config: DetectorConfig
+) -> tuple[dict[str, int], dict[str, str]]:
+    """The counts the rules use: configured/broker counts first, inferred for the rest."""
+    counts = dict(state.inferred_partitions)
+    sources = {t: "inferred" for t in counts}
+    for topic, n in config.partitions_per_topic.items():
+        counts[topic] = n
+        sources[topic] = "configured"
+    return counts, sources
+
+
+def _fingerprint(snap: GroupSnapshot) -> str:
+    rows = sorted(
+        (m.member_id, sorted(set(m.topics)), sorted(set(m.assigned))) for m in snap.members
+    )
+    text = json.dumps([snap.protocol, rows], separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _cross_snapshot(
+    state: GroupState, snap: GroupSnapshot, config: DetectorConfig
+) -> tuple[GroupState, list[Finding]]:
+    out: list[Finding] = []
+    last = state.last_generation
+    new_generation = last is None or snap.generation != last
+    if last is not None and snap.generation < last:
+        out.append(
+            Finding(
+                kind="generation_regression",
+                group=snap.group,
+                generation=snap.generation,
+                detail=f"generation {snap.generation} follows generation {last} with no "
+                "tombstone in between",
+                source=snap.source,
+                evidence={"previous_generation": last},
+            )
+        )
+    recent = state.recent
+    storm_active = state.storm_active
+    if new_generation and snap.time_ms is not None:
+        now = snap.time_ms
+        window = [(g, t) for g, t in recent if now - t < config.storm_window_ms]
+        window.append((snap.generation, now))
+        recent = tuple(window[-(config.storm_generations + 1) :])
+        if len(recent) > config.storm_generations:
+            if not storm_active:
+                out.append(
+                    Finding(
+                        kind="rebalance_storm",
+                        group=snap.group,
+                        generation=snap.generation,
+                        detail=f"more than {config.storm_generations} generations within "
+                        f"{config.storm_window_ms / 1000:g} s (generations "
+                        f"{recent[0][0]}..{snap.generation})",
+                        source=snap.source,
+                        evidence={
+                            "generations": [g for g, _ in recent],
+                            "first_time_ms": recent[0][1],
+                            "last_time_ms": now,
+                            "threshold": config.storm_generations,
+                            "window_ms": config.storm_window_ms,
+                        },
+                    )
+                )
+            storm_active = True
+        else:
+            storm_active = False
+    fp, count, reported = state.churn_fingerprint, state.churn_count, state.churn_reported
+    if new_generation:
+        if snap.protocol_type == "consumer" and snap.members:
+            current = _fingerprint(snap)
+            if current == fp:
+                count += 1
+            else:
+                fp, count, reported = current, 1, False
+            if count >= config.churn_generations and not reported:
+                reported = True
+                out.append(
+                    Finding(
+                        kind="generation_churn_stable_membership",
+                        group=snap.group,
+                        generation=snap.generation,
+                        detail=f"{count} consecutive generations (up to {snap.generation}) with "
+                        f"the same {len(snap.members)} members, subscriptions and assignment",
+                        source=snap.source,
+                        members=tuple(m.member_id for m in snap.members),
+                        evidence={"consecutive_generations": count},
+                    )
+                )
+        else:
+            fp, count, reported = None, 0, False
+    new_state = replace(
+        state,
+        last_generation=snap.generation,
+        recent=recent,
+        storm_active=storm_active,
+        churn_fingerprint=fp,
+        churn_count=count,
+        churn_reported=reported,
+    )
+    return new_state, out
+
+
+def _remember(
+    state: GroupState, findings: list[Finding], config: DetectorConfig
+) -> tuple[GroupState, list[Finding]]:
+    if not findings:
+        return state, findings
+    seen = set(state.emitted)
+    fresh: list[Finding] = []
+    ids = list(state.emitted)
+    for f in findings:
+        fid = f.finding_id
+        if fid in seen:
+            continue
+        seen.add(fid)
+        ids.append(fid)
+        fresh.append(f)
+    if not fresh:
+        return state, fresh
+    return replace(state, emitted=tuple(ids[-config.max_remembered_findings :])), fresh
+
+
+def step(
+    state: GroupState | None, event: Event, config: DetectorConfig | None = None
+) -> tuple[GroupState, list[Finding]]:
+    """Advance ``state`` (``None`` = a group never seen) by one record of that group.
+
+    Pure: the result depends only on the arguments.  Findings come out in a stable order.
+    """
+    cfg = config or DetectorConfig()
+    if state is None:
+        state = GroupState(group=event.group)
+    elif state.group != event.group:
+        raise ValueError(f"event of group {event.group!r} given to the state of {state.group!r}")
+    if isinstance(event, OffsetCommit):
+        inferred = _infer(
+            state.inferred_partitions, [(event.topic, event.partition)], cfg.max_inferred_topics
+        )
+        if inferred is state.inferred_partitions:
+            return state, []
+        return replace(state, inferred_partitions=inferred), []
+    if isinstance(event, Tombstone):
+        return (
+            GroupState(group=state.group, inferred_partitions=state.inferred_partitions),
+            [],
+        )
+    if isinstance(event, UndecodableRecord):
+        src = event.source
+        finding = Finding(
+            kind="decode_error",
+            group=event.group,
+            generation=None,
+            detail=f"record at {src.topic}/{src.partition}@{src.offset} did not decode: "
+            f"{event.error_kind}" + (f" at {event.field_path}" if event.field_path else ""),
+            source=src,
+            evidence={
+                "error_kind": event.error_kind,
+                "field_path": event.field_path,
+                "byte_offset": event.byte_offset,
+                "message": event.message,
+            },
+            id_extra=f"{src.topic}/{src.partition}@{src.offset}",
+        )
+        return _remember(state, [finding], cfg)
+    snap = event
+    inferred = _infer(
+        state.inferred_partitions,
+        (tp for m in snap.members for tps in (m.claim, m.assigned) for tp in tps),
+        cfg.max_inferred_topics,
+    )
+    if inferred is not state.inferred_partitions:
+        state = replace(state, inferred_partitions=inferred)
+    counts, sources = partition_counts(state, cfg)
+    findings = snapshot_findings(snap, cfg, counts, sources)
+    state, cross = _cross_snapshot(state, snap, cfg)
+    return _remember(state, cross + findings, cfg)
+
+
+def run(
+    events: Iterable[Event],
+    config: DetectorConfig | None = None,
+    states: dict[str, GroupState] | None = None,
+) -> tuple[dict[str, GroupState], list[Finding]]:
+    """Fold :func:`step` over events of any groups (the command line's driver)."""
+    states = {} if states is None else states
+    out: list[Finding] = []
+    for event in events:
+        key = group_of(event)
+        new, findings = step(states.get(key), event, config)
+        states[key] = new
+        out.extend(findings)
+    return states, out

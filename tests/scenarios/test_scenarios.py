@@ -1,0 +1,76 @@
+"""The scenario library: every real incident (and every kind) as records, with the findings it
+must and must not produce."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupwatch.detect import DetectorConfig, analyze_lines
+from tests.scenarios.builder import decoded_lines, load, scenario_files
+
+FILES = scenario_files()
+SERIOUS = {"critical", "warning", "error"}
+
+
+def matches(finding: Mapping[str, Any], pattern: Mapping[str, Any]) -> bool:
+    return all(finding.get(k) == v for k, v in pattern.items())
+
+
+def findings_of(scenario: Mapping[str, Any], lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    config = DetectorConfig(partitions_per_topic=scenario.get("partitions") or {})
+    return [f.to_dict() for f in analyze_lines(lines, config)]
+
+
+def check(scenario: Mapping[str, Any], found: list[dict[str, Any]]) -> None:
+    summary = [
+        (f["kind"], f["group"], f["generation"], f["topic"], f["partition"], f["member"])
+        for f in found
+    ]
+    for pattern in scenario["expect"]:
+        assert any(matches(f, pattern) for f in found), f"missing {pattern}; found {summary}"
+    for pattern in scenario.get("forbid", []):
+        bad = [f for f in found if matches(f, pattern)]
+        assert not bad, f"forbidden {pattern} found: {bad[0]['detail']}"
+    if scenario.get("exhaustive"):
+        extra = [
+            f
+            for f in found
+            if f["severity"] in SERIOUS and not any(matches(f, p) for p in scenario["expect"])
+        ]
+        assert not extra, f"unexpected: {[(f['kind'], f['detail']) for f in extra]}"
+    ids = [f["finding_id"] for f in found]
+    assert len(ids) == len(set(ids)), "a finding was raised twice"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_scenario_decoded(path: Path) -> None:
+    scenario = load(path)
+    check(scenario, findings_of(scenario, decoded_lines(scenario)))
+
+
+def test_every_incident_of_the_reference_has_a_scenario() -> None:
+    incidents = {load(p).get("incident") for p in FILES}
+    assert incidents >= {
+        "KAFKA-7026",
+        "KAFKA-12984",
+        "KAFKA-13406",
+        "KAFKA-13419",
+        "KAFKA-14016",
+        "KAFKA-14639",
+        "KAFKA-15106",
+        "KAFKA-15170",
+        "aiokafka#1176",
+    }
+
+
+def test_every_kind_is_proven_by_some_scenario() -> None:
+    from groupwatch.detect.catalogue import CATALOGUE
+
+    expected = {p["kind"] for f in FILES for p in load(f)["expect"]}
+    assert expected >= {k.name for k in CATALOGUE if k.severity != "info"} | {
+        "protocol_version_mix"
+    }
