@@ -97,8 +97,9 @@ CATALOGUE: tuple[Kind, ...] = (
         "warning",
         "snapshot",
         False,
-        "The actual assignment breaks Kafka's balance definition: two members whose counts "
-        "differ by two or more share a topic.",
+        "The actual assignment breaks Kafka's balance definition (sticky protocols, complete "
+        "rounds): members two or more apart share a topic, or a partition could move to a "
+        "member that subscribes to it and has two fewer.",
         ("KAFKA-15170",),
     ),
     Kind(
@@ -108,7 +109,6 @@ CATALOGUE: tuple[Kind, ...] = (
         False,
         "A member's sticky user data disagrees with its owned_partitions, or its user-data "
         "generation with its subscription generation_id.",
-        ("aiokafka#1176",),
     ),
     Kind(
         "sticky_divergence",

@@ -6,33 +6,61 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
 @dataclass(frozen=True)
 class DetectorConfig:
-    """Everything the engine can be tuned with.  Defaults are the documented ones.
-
-    ``partitions_per_topic`` holds partition counts known from configuration or from the
-    broker; topics missing from it are inferred from the records (see ``docs/findings.md``).
+    """Everything the engine can be tuned with.  Defaults are the documented ones
+    (``docs/findings.md`` is generated from the ``doc`` metadata below).
     """
 
-    #: Protocols that follow KIP-429's two-phase hand-over (cooperative_revocation_violation,
-    #: and the partitions a correct leader withholds for a round).
-    cooperative_protocols: tuple[str, ...] = ("cooperative-sticky",)
-    #: Protocols for which the expected assignment is computed (the assignor of issue C) and
-    #: for which balance is a goal (imbalanced_assignment, sticky_divergence).
-    sticky_protocols: tuple[str, ...] = ("sticky", "cooperative-sticky")
-    #: rebalance_storm fires when MORE than this many generations fall within the window.
-    storm_generations: int = 20
-    #: The rebalance_storm window, in event time (record timestamps), milliseconds.
-    storm_window_ms: int = 300_000
-    #: generation_churn_stable_membership fires after this many consecutive generations with
-    #: the same members, subscriptions and assignment.
-    churn_generations: int = 4
-    #: Per-group state bounds: topics whose partition count is inferred, and finding ids
-    #: remembered (for the latest generation) to never raise a finding twice.
-    max_inferred_topics: int = 10_000
-    max_remembered_findings: int = 10_000
-    #: Known partition counts (``--partitions FILE.json`` or the broker), topic -> count.
-    partitions_per_topic: Mapping[str, int] = field(default_factory=dict)
+    cooperative_protocols: tuple[str, ...] = field(
+        default=("cooperative-sticky",),
+        metadata=_doc(
+            "protocols that follow KIP-429's two-phase hand-over: "
+            "`cooperative_revocation_violation` applies, and partitions still claimed by "
+            "someone may be withheld for a round"
+        ),
+    )
+    sticky_protocols: tuple[str, ...] = field(
+        default=("sticky", "cooperative-sticky"),
+        metadata=_doc(
+            "protocols whose expected assignment is re-computed (issue 4's assignor) and for "
+            "which balance is a goal (`imbalanced_assignment`, `sticky_divergence`, "
+            "`stale_claim_honored`)"
+        ),
+    )
+    storm_generations: int = field(
+        default=20,
+        metadata=_doc("`rebalance_storm` fires when MORE than this many generations fall ..."),
+    )
+    storm_window_ms: int = field(
+        default=300_000,
+        metadata=_doc("... within this event-time window (ms, record timestamps)"),
+    )
+    churn_generations: int = field(
+        default=4,
+        metadata=_doc(
+            "`generation_churn_stable_membership` fires once this many consecutive "
+            "generations have the same members, subscriptions and assignment"
+        ),
+    )
+    max_inferred_topics: int = field(
+        default=10_000,
+        metadata=_doc("state bound: topics per group whose partition count is inferred"),
+    )
+    max_remembered_findings: int = field(
+        default=10_000,
+        metadata=_doc("state bound: recent finding ids per group kept to never repeat one"),
+    )
+    partitions_per_topic: Mapping[str, int] = field(
+        default_factory=dict,
+        metadata=_doc(
+            "known partition counts (`--partitions`, the broker); other topics are inferred"
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.storm_generations < 1 or self.storm_window_ms < 1:

@@ -1,0 +1,116 @@
+"""``groupwatch analyze [FILE|-] [--partitions FILE.json] [--bootstrap-server HOST:PORT]``.
+
+Reads JSON lines -- raw records as ``groupwatch decode`` reads them, or its output lines --
+in order, and writes one JSON line per finding.  Exits 0 even on bad input; a summary line per
+severity goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from groupwatch.detect.catalogue import SEVERITIES
+from groupwatch.detect.config import DetectorConfig
+from groupwatch.detect.engine import Analyzer
+from groupwatch.detect.findings import Finding, Source
+from groupwatch.detect.partitions import PartitionsError, broker_counts, load_counts_file
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "input",
+        nargs="?",
+        default="-",
+        metavar="FILE|-",
+        help="JSON lines: raw records (as `groupwatch decode` reads) or its output; - is stdin",
+    )
+    parser.add_argument(
+        "--partitions",
+        metavar="FILE.json",
+        help='partition counts, {"topic": count, ...}; otherwise inferred from the records',
+    )
+    parser.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="look partition counts up on this broker (admin client)",
+    )
+
+
+def _bad_line(number: int, reason: str) -> Finding:
+    return Finding(
+        kind="decode_error",
+        group="",
+        generation=None,
+        detail=f"input line {number} is not a record: {reason}",
+        source=Source(),
+        evidence={"line": number, "error_kind": "bad_input_line", "message": reason},
+        id_extra=f"line:{number}",
+    )
+
+
+def _lines(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for number, text in enumerate(stream, start=1):
+        if not text.strip():
+            continue
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield number, f"invalid JSON ({exc.msg})"
+            continue
+        yield number, doc if isinstance(doc, dict) else "not a JSON object"
+
+
+def analyze_stream(stream: IO[str], out: IO[str], config: DetectorConfig) -> Counter[str]:
+    """The command's loop: findings to ``out``, returns the count per severity."""
+    analyzer = Analyzer(config)
+    counts: Counter[str] = Counter()
+    for number, line in _lines(stream):
+        findings: Iterable[Finding]
+        if isinstance(line, str):
+            findings = [_bad_line(number, line)]
+        else:
+            try:
+                findings = analyzer.feed(line)
+            except Exception as exc:  # noqa: BLE001 - bad input must never stop the command
+                findings = [_bad_line(number, f"{type(exc).__name__}: {exc}")]
+        for f in findings:
+            counts[f.severity] += 1
+            out.write(json.dumps(f.to_dict(), ensure_ascii=False, separators=(", ", ": ")))
+            out.write("\n")
+    return counts
+
+
+def run(args: argparse.Namespace) -> int:
+    counts: dict[str, int] = {}
+    try:
+        if args.partitions:
+            counts.update(load_counts_file(args.partitions))
+        if args.bootstrap_server:
+            broker = broker_counts(args.bootstrap_server)
+            counts.update({t: n for t, n in broker.items() if t not in counts})
+    except PartitionsError as exc:
+        print(f"groupwatch analyze: {exc}", file=sys.stderr)
+        return 2
+    config = DetectorConfig(partitions_per_topic=counts)
+    source = str(args.input)
+    try:
+        stream: IO[str] = (
+            sys.stdin if source == "-" else open(source, encoding="utf-8", errors="replace")
+        )
+    except OSError as exc:
+        print(f"groupwatch analyze: cannot read {source}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        by_severity = analyze_stream(stream, sys.stdout, config)
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    sys.stdout.flush()
+    for severity in SEVERITIES:
+        print(f"groupwatch analyze: {severity}: {by_severity.get(severity, 0)}", file=sys.stderr)
+    return 0
