@@ -103,14 +103,17 @@ def balance_problems(
     topic) and the general builder's ``isBalanced`` (no member that could take more is
     subscribed to a partition whose owner has two or more partitions more than it).
     """
+    sizes = [len(tps) for tps in assignment.values()]
+    if not sizes or max(sizes) - min(sizes) <= 1:
+        return []  # fully balanced: neither check can fail (and both are quadratic)
     typed = {m: [TopicPartition(t, p) for t, p in tps] for m, tps in assignment.items()}
     problems = [v.detail for v in balance_violations(typed)]
     if can_improve_balance(typed, subscriptions, partitions_per_topic):
-        sizes = {m: len(tps) for m, tps in typed.items()}
-        low = min(sizes, key=lambda m: sizes[m])
-        high = max(sizes, key=lambda m: sizes[m])
+        count = {m: len(tps) for m, tps in typed.items()}
+        low = min(count, key=lambda m: count[m])
+        high = max(count, key=lambda m: count[m])
         problems.append(
-            f"a partition could move from {high} ({sizes[high]}) to {low} ({sizes[low]}), "
-            "which subscribes to it and could take more"
+            f"partitions could move towards less loaded subscribers (e.g. {high} has "
+            f"{count[high]}, {low} has {count[low]})"
         )
     return problems

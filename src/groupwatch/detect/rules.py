@@ -313,10 +313,9 @@ def _imbalanced(f: _Facts) -> list[Finding]:
         return []
     # Judge only complete rounds: partitions withheld by a cooperative leader (or missing)
     # make any intermediate assignment look unbalanced.
-    for m in f.snap.members:
-        for topic in m.topics:
-            if any((topic, p) not in f.assignees for p in range(f.counts.get(topic, 0))):
-                return []
+    for topic in {t for m in f.snap.members for t in m.topics}:
+        if any((topic, p) not in f.assignees for p in range(f.counts.get(topic, 0))):
+            return []
     actual = {m.member_id: list(dict.fromkeys(m.assigned)) for m in f.snap.members}
     subscriptions = {m.member_id: list(m.topics) for m in f.snap.members}
     problems = balance_problems(actual, subscriptions, f.counts)
