@@ -19,6 +19,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("groupwatch.job.command", "run the streaming job (Kafka -> decode -> Delta)"),
     "broker": ("groupwatch.broker.command", "start/stop/status of the local KRaft broker"),
     "config": ("groupwatch.config_command", "print the effective configuration"),
+    "dashboard": ("groupwatch.dashboard.command", "serve the read-only web dashboard"),
+    "notify": ("groupwatch.notify.command", "evaluate alert rules over the findings table"),
 }
 
 

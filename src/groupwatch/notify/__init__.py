@@ -1,0 +1,10 @@
+"""The built-in notifier: alert rules over the findings table, delivered to webhooks and the log.
+
+Pure Python, no Spark import: the streaming job calls ``Notifier(config).process(findings_rows,
+snapshot_rows)`` once per micro-batch; ``groupwatch notify --once`` runs it over the tables.
+"""
+
+from groupwatch.notify.engine import Alert, Notifier
+from groupwatch.notify.rules import NotifierConfig, load_config
+
+__all__ = ["Alert", "Notifier", "NotifierConfig", "load_config"]

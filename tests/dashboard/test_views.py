@@ -1,0 +1,93 @@
+"""Dashboard data: URL filters and page views over delta-rs reads of the KAFKA-7026 tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groupwatch.dashboard import views
+from groupwatch.dashboard.filters import Filters, parse
+from groupwatch.dashboard.store import DeltaStore
+from tests.dashboard.scenario import GROUP, build
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> DeltaStore:
+    root = tmp_path_factory.mktemp("delta")
+    build(root)
+    return DeltaStore(root)
+
+
+def test_filters_round_trip_and_reject_bad_values() -> None:
+    f = parse("?group=orders%2Fetl%27%3B--&generation=3&severity=critical&since=24h&x=1")
+    assert f.group == "orders/etl';--" and f.generation == 3 and f.severity == "critical"
+    assert parse(f.query()) == f
+    bad = parse("?generation=3;drop&severity=fatal&since=yesterday&group=%00")
+    assert bad == Filters() and set(bad.rejected) == {"generation", "severity", "since", "group"}
+    assert f.href("group", generation=None) == "/group?group=orders%2Fetl%27%3B--" \
+        "&severity=critical&since=24h"
+
+
+def test_missing_tables_read_empty(tmp_path: Path) -> None:
+    s = DeltaStore(tmp_path)
+    assert s.read("findings").empty and "finding_id" in s.read("findings").columns
+    assert views.fleet(s.read("group_snapshots"), s.read("findings"),
+                       s.read("member_assignments"), Filters()).empty
+    with pytest.raises(KeyError):
+        s.path("../etc")
+
+
+def test_fleet_puts_the_critical_group_first(store: DeltaStore) -> None:
+    fleet = views.fleet(store.read("group_snapshots"), store.read("findings"),
+                        store.read("member_assignments"), Filters())
+    assert list(fleet["group"])[0] == GROUP
+    health = dict(zip(fleet["group"], fleet["health"], strict=True))
+    assert health == {GROUP: "critical", "billing": "ok", "payments": "ok"}
+    only = views.fleet(store.read("group_snapshots"), store.read("findings"),
+                       store.read("member_assignments"), parse("?severity=critical"))
+    assert list(only["group"]) == [GROUP]
+
+
+def test_matrix_marks_overlap_and_stale_claims(store: DeltaStore) -> None:
+    m = views.ownership_matrix(store.read("member_assignments"), store.read("findings"),
+                               store.read("group_offsets"), GROUP, None)
+    assert m.generation == 3 and m.generations == [1, 2, 3]
+    rows = {(r.topic, r.partition): r for r in m.rows}
+    assert rows[("orders", 0)].overlap and "assignment_overlap" in rows[("orders", 0)].kinds
+    assert not rows[("orders", 2)].overlap
+    assert rows[("orders", 0)].cells["c1-aaa"].stale_claim
+    assert [mm.member_id for mm in m.members if mm.stale] == ["c1-aaa"]
+    older = views.ownership_matrix(store.read("member_assignments"), store.read("findings"),
+                                   store.read("group_offsets"), GROUP, 2)
+    assert not any(r.overlap for r in older.rows)
+
+
+def test_timeline_diff_and_history(store: DeltaStore) -> None:
+    tl = views.timeline(store.read("group_snapshots"), store.read("member_assignments"), GROUP)
+    assert list(tl["generation"]) == [1, 2, 3]
+    assert list(tl["left"]) == ["", "c1-aaa", ""] and tl["joined"].iloc[2] == "c1-aaa"
+    diff = views.expected_diff(store.read("findings"), GROUP, 3)
+    assert diff.to_dict("records") == [
+        {"member": "c1-aaa", "actual_only": "orders-0", "expected_only": ""}]
+    hist = views.partition_history(store.read("partition_ownership"),
+                                   parse("?group=orders-etl&topic=orders&partition=0"))
+    assert list(hist["member_id"]) == ["c1-aaa", "c2-bbb", "c1-aaa"]
+
+
+def test_data_health(store: DeltaStore) -> None:
+    q = views.quarantine_counts(store.read("quarantine"), Filters())
+    assert dict(zip(q["error_kind"], q["count"], strict=True)) == {
+        "truncated": 2, "unknown_version": 1}
+    v = views.validation_summary(store.read("validation_results"), Filters())
+    assert v["success"].all() and v["failures_in_window"].sum() == 1
+
+
+def test_pages_render_without_a_browser(store: DeltaStore) -> None:
+    from groupwatch.dashboard.app import Pages, create_app
+
+    create_app(store)
+    pages = Pages(store)
+    for path in ("/", "/group", "/partitions", "/health", "/nope"):
+        assert pages.render(path, parse(f"?group={GROUP}"))
+    assert "ownership-matrix" in str(pages.render("/group", parse(f"?group={GROUP}")))
