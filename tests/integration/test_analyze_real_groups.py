@@ -1,0 +1,161 @@
+"""No false positives on records captured from real consumer groups on the real broker.
+
+Real kafka-python groups for every protocol (range, roundrobin, sticky, cooperative-sticky)
+join, scale out, lose a member and restart one; a static group restarts a member under its
+instance id.  ``__consumer_offsets`` is read directly (kafka-python, ``assign()`` on every
+partition), dumped as ``groupwatch decode`` input lines and analysed: nothing above info.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer, TopicPartition
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+
+from groupwatch.demo.traffic import Member, create_topic, produce, wait_until_assigned
+
+pytestmark = pytest.mark.broker
+
+TOPIC = "analyze-orders"
+PARTITIONS = 6
+STRATEGIES = {
+    "range": RangePartitionAssignor,
+    "roundrobin": RoundRobinPartitionAssignor,
+    "sticky": StickyPartitionAssignor,
+    "cooperative-sticky": CooperativeStickyAssignor,
+}
+
+
+def _lifecycle(bootstrap: str, group: str, strategy: type, static: bool = False) -> None:
+    """Join one by one to 3 members, one leaves, one restarts (a new process, same id if static)."""
+    members: list[Member] = []
+
+    def start(i: int) -> Member:
+        config: dict[str, Any] = {"partition_assignment_strategy": [strategy]}
+        if static:
+            config["group_instance_id"] = f"{group}-pod-{i}"
+        return Member(bootstrap, group, [TOPIC], **config)
+
+    try:
+        for i in range(3):
+            members.append(start(i))
+            wait_until_assigned(members, PARTITIONS)
+        members.pop(0).close()
+        wait_until_assigned(members, PARTITIONS)
+        members.pop(0).close()
+        members.append(start(1))
+        wait_until_assigned(members, PARTITIONS)
+        time.sleep(1.0)
+    finally:
+        for m in members:
+            m.close()
+
+
+@pytest.fixture(scope="module")
+def groups(broker: str) -> list[str]:
+    create_topic(broker, TOPIC, PARTITIONS)
+    produce(broker, TOPIC, [(None, b"order-%d" % i) for i in range(60)])
+    # A fresh broker creates __consumer_offsets (50 partitions) on the first group: wait for it.
+    warm = Member(broker, "analyze-warm-up", [TOPIC])
+    try:
+        wait_until_assigned([warm], PARTITIONS, timeout=240)
+    finally:
+        warm.close()
+    names = []
+    for protocol, strategy in STRATEGIES.items():
+        names.append(f"analyze-{protocol}")
+        _lifecycle(broker, names[-1], strategy)
+    names.append("analyze-static-range")
+    _lifecycle(broker, names[-1], RangePartitionAssignor, static=True)
+    return names
+
+
+def dump_consumer_offsets(bootstrap: str) -> list[dict[str, Any]]:
+    """Every record of ``__consumer_offsets`` as a ``groupwatch decode`` input line."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, exclude_internal_topics=False, enable_auto_commit=False
+    )
+    try:
+        parts = [
+            TopicPartition("__consumer_offsets", p)
+            for p in sorted(consumer.partitions_for_topic("__consumer_offsets") or ())
+        ]
+        consumer.assign(parts)
+        consumer.seek_to_beginning(*parts)
+        end = consumer.end_offsets(parts)
+        lines: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 60
+        while any(consumer.position(tp) < end[tp] for tp in parts):
+            assert time.monotonic() < deadline, "could not read __consumer_offsets to its end"
+            for tp, records in consumer.poll(timeout_ms=500).items():
+                for r in records:
+                    lines.append(
+                        {
+                            "key": base64.b64encode(r.key).decode(),
+                            "value": None
+                            if r.value is None
+                            else base64.b64encode(r.value).decode(),
+                            "topic": tp.topic,
+                            "partition": tp.partition,
+                            "offset": r.offset,
+                            "timestamp": r.timestamp,
+                        }
+                    )
+        lines.sort(key=lambda x: (x["partition"], x["offset"]))
+        return lines
+    finally:
+        consumer.close()
+
+
+def test_real_groups_raise_nothing_above_info(
+    broker: str, groups: list[str], tmp_path: Path
+) -> None:
+    raw = dump_consumer_offsets(broker)
+    assert raw, "nothing read from __consumer_offsets"
+    pytest.importorskip("groupwatch.protocol", reason="the decoder (issue 3) has not landed")
+    from groupwatch.detect import Analyzer, DetectorConfig
+    from groupwatch.detect.decoded import decode_raw
+    from groupwatch.detect.partitions import broker_counts
+
+    counts = broker_counts(broker)
+    assert counts[TOPIC] == PARTITIONS
+    for config in (DetectorConfig(partitions_per_topic=counts), DetectorConfig()):
+        analyzer = Analyzer(config)
+        found = [f for line in raw for f in analyzer.feed(line)]
+        ours = [f for f in found if f.group in groups]
+        serious = [
+            f"{f.group} g{f.generation} {f.kind}: {f.detail}" for f in ours if f.severity != "info"
+        ]
+        assert serious == []
+        for g in groups:
+            state = analyzer.states.get(g)
+            assert state is not None and state.last_generation is not None, g
+            assert state.last_generation >= 5, f"{g}: too few rebalances captured"
+    decoded = [decode_raw(line) for line in raw]
+    assert {d.get("group") for d in decoded if d.get("record_type") == "group_metadata"} >= set(
+        groups
+    )
+
+
+def test_analyze_command_on_a_broker_dump(
+    broker: str, groups: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("groupwatch.protocol", reason="the decoder (issue 3) has not landed")
+    from groupwatch.cli import main
+
+    dump = tmp_path / "offsets.jsonl"
+    dump.write_text("".join(json.dumps(x) + "\n" for x in dump_consumer_offsets(broker)))
+    assert main(["analyze", str(dump), "--bootstrap-server", broker]) == 0
+    out, err = capsys.readouterr()
+    found = [json.loads(line) for line in out.splitlines()]
+    assert not [f for f in found if f["group"] in groups and f["severity"] != "info"]
+    assert all(f"{s}: " in err for s in ("critical", "error", "warning", "info"))
