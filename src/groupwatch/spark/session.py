@@ -8,6 +8,7 @@ fetches the jars once and the session is handed the files with ``spark.jars``.
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from groupwatch import paths
@@ -61,6 +62,9 @@ def build_session(config: Config) -> SparkSession:
     """A SparkSession for the job; under spark-submit the submitted master wins."""
     from pyspark.sql import SparkSession
 
+    # Python workers must run the interpreter that has groupwatch installed, not whatever
+    # python3 is first on PATH; PySpark reads this when the context starts.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(config.job.app_name)
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         # Started by python, not by spark-submit: nobody chose a master yet.

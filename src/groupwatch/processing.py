@@ -1,0 +1,276 @@
+"""One group's records -> rows for every table: the pure heart of the streaming job.
+
+The Spark job hands each group's records of a micro-batch, in offset order, together with the
+group's state from the previous batch, to :func:`process_group`; it gets back the new state and
+the rows to write.  Nothing here knows about Spark, so replaying a backlog, watching live and
+the unit tests all run the same code: findings are a function of the record sequence alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from groupwatch import ownership
+
+Row = dict[str, Any]
+#: decoded record in the shape `groupwatch decode` prints
+DecodedLine = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """A record as Spark's Kafka source delivers it."""
+
+    key: bytes | None
+    value: bytes | None
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int
+
+
+@dataclass
+class GroupResult:
+    """The group's next state and the rows per table."""
+
+    state: dict[str, Any]
+    rows: dict[str, list[Row]] = field(default_factory=dict)
+
+    def add(self, table: str, rows: Iterable[Row]) -> None:
+        self.rows.setdefault(table, []).extend(rows)
+
+
+class Analysis(Protocol):
+    """The findings engine as the job drives it; its state round-trips through JSON."""
+
+    def load(self, doc: Any) -> Any:
+        """The engine's state from its JSON form (``None``: a group never seen)."""
+
+    def feed(self, state: Any, line: DecodedLine) -> tuple[Any, list[dict[str, Any]]]:
+        """One decoded record -> new state and findings as `groupwatch analyze` prints them."""
+
+    def hint(self, state: Any, group: str, topic: str, max_partition: int) -> Any:
+        """The group committed offsets up to ``max_partition`` of ``topic``."""
+
+    def dump(self, state: Any) -> Any:
+        """The state as JSON-able data."""
+
+
+def _ts(ms: int | None) -> dt.datetime | None:
+    if ms is None or ms < 0:
+        return None
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+
+
+def _source(record: SourceRecord) -> Row:
+    when = _ts(record.timestamp_ms)
+    return {
+        "source_topic": record.topic,
+        "source_partition": record.partition,
+        "source_offset": record.offset,
+        "source_timestamp": when,
+        "snapshot_date": when.date() if when else None,
+    }
+
+
+def claim_of(member: Mapping[str, Any], protocol: str | None) -> tuple[list[Row], int]:
+    """A member's claim and its generation, as issue 5's model defines them.
+
+    The claim is ``owned_partitions``; for the eager ``sticky`` protocol, whose members put their
+    previous assignment in the user data instead, an empty list falls back to that.  The claim
+    generation is the subscription's ``generation_id`` when set, else the user data's, else -1.
+    """
+    sub = member.get("subscription") or {}
+    user = sub.get("user_data") or {}
+    claim = list(sub.get("owned_partitions") or [])
+    if not claim and protocol == "sticky" and user.get("kind") == "sticky":
+        claim = list(user.get("previous_assignment") or [])
+    generation = sub.get("generation_id")
+    if not isinstance(generation, int) or generation < 0:
+        from_user = user.get("generation")
+        generation = from_user if isinstance(from_user, int) else -1
+    return claim, generation
+
+
+def _error_text(err: Mapping[str, Any] | None) -> str | None:
+    if not err:
+        return None
+    return f"{err.get('kind')} at {err.get('field_path')} (byte {err.get('byte_offset')})"
+
+
+def _quarantine(
+    record: SourceRecord,
+    err: Mapping[str, Any],
+    group: str | None,
+    member_id: str | None = None,
+    stage: str = "decode",
+) -> Row:
+    return {
+        "stage": stage,
+        "error_kind": err.get("kind"),
+        "field_path": err.get("field_path"),
+        "byte_offset": err.get("byte_offset"),
+        "message": err.get("message"),
+        "group": group,
+        "member_id": member_id,
+        "key": record.key,
+        "value": record.value,
+        **{k: v for k, v in _source(record).items() if k != "snapshot_date"},
+    }
+
+
+def _finding_row(finding: Mapping[str, Any], detected_at: dt.datetime) -> Row:
+    import json
+
+    row = {
+        k: finding.get(k)
+        for k in (
+            "finding_id",
+            "kind",
+            "severity",
+            "group",
+            "generation",
+            "topic",
+            "partition",
+            "member",
+            "members",
+            "partitions",
+            "detail",
+            "source",
+        )
+    }
+    row["evidence"] = json.dumps(finding.get("evidence") or {}, sort_keys=True, default=str)
+    row["detected_at"] = detected_at
+    return row
+
+
+def _snapshot_rows(line: DecodedLine, record: SourceRecord, group: str) -> tuple[Row, list[Row]]:
+    value = line.get("value")
+    err = line.get("error")
+    members = (value or {}).get("members") or []
+    protocol = (value or {}).get("protocol")
+    snapshot = {
+        "group": group,
+        "generation": (value or {}).get("generation"),
+        "protocol_type": (value or {}).get("protocol_type"),
+        "protocol": protocol,
+        "leader": (value or {}).get("leader"),
+        "current_state_timestamp": _ts((value or {}).get("current_state_timestamp")),
+        "member_count": len(members) if value is not None else None,
+        "record_version": (value or {}).get("version"),
+        "tombstone": bool(line.get("tombstone")),
+        "decode_error": (err or {}).get("kind"),
+        **_source(record),
+    }
+    rows = []
+    for member in members:
+        sub = member.get("subscription") or {}
+        assignment = member.get("assignment") or {}
+        claim, claim_generation = claim_of(member, protocol)
+        rows.append(
+            {
+                "group": group,
+                "generation": snapshot["generation"],
+                "member_id": member.get("member_id"),
+                "group_instance_id": member.get("group_instance_id"),
+                "client_id": member.get("client_id"),
+                "client_host": member.get("client_host"),
+                "rebalance_timeout": member.get("rebalance_timeout"),
+                "session_timeout": member.get("session_timeout"),
+                "subscription_version": sub.get("version"),
+                "topics": sub.get("topics"),
+                "claim": claim,
+                "claim_generation": claim_generation,
+                "assignment": assignment.get("assigned_partitions"),
+                "user_data_kind": (sub.get("user_data") or {}).get("kind"),
+                "subscription_error": _error_text(member.get("subscription_error")),
+                "assignment_error": _error_text(member.get("assignment_error")),
+                **_source(record),
+            }
+        )
+    return snapshot, rows
+
+
+def _timed(rows: list[Row]) -> list[Row]:
+    """Ownership rows carry milliseconds; the table holds timestamps."""
+    for row in rows:
+        row["from_time"] = _ts(row["from_time"])
+        row["to_time"] = _ts(row["to_time"])
+    return rows
+
+
+def _assignment_owners(line: DecodedLine) -> dict[tuple[str, int], ownership.Owner]:
+    pairs: list[tuple[tuple[str, int], ownership.Owner]] = []
+    for member in (line.get("value") or {}).get("members") or []:
+        owner = ownership.Owner(member.get("member_id"), member.get("client_id"))
+        for tps in (member.get("assignment") or {}).get("assigned_partitions") or []:
+            pairs.extend(((tps["topic"], p), owner) for p in tps["partitions"])
+    return ownership.first_owner(pairs)
+
+
+def process_group(
+    group: str,
+    state: Mapping[str, Any] | None,
+    records: Sequence[SourceRecord],
+    *,
+    decode: Callable[[SourceRecord], DecodedLine],
+    analysis: Analysis,
+    detected_at: dt.datetime,
+    commits: Iterable[tuple[str, int]] = (),
+) -> GroupResult:
+    """Advance one group over its records (already in offset order).
+
+    ``commits`` lists (topic, highest partition) of the group's offset commits in this batch,
+    which the JVM aggregated; they inform partition-count inference before the records run.
+    """
+    current: dict[str, Any] = dict(state or {})
+    open_intervals: ownership.OpenIntervals = dict(current.get("ownership") or {})
+    detect_state = analysis.load(current.get("detect"))
+    for topic, max_partition in commits:
+        detect_state = analysis.hint(detect_state, group, topic, max_partition)
+    result = GroupResult(state=current)
+    for record in records:
+        line = decode(record)
+        current["last_event_ms"] = max(record.timestamp_ms, int(current.get("last_event_ms", -1)))
+        if line.get("error"):
+            result.add("quarantine", [_quarantine(record, line["error"], group)])
+        if line.get("record_type") == "group_metadata":
+            snapshot, members = _snapshot_rows(line, record, group)
+            result.add("group_snapshots", [snapshot])
+            result.add("member_assignments", members)
+            for member in (line.get("value") or {}).get("members") or []:
+                for side in ("subscription_error", "assignment_error"):
+                    if member.get(side):
+                        result.add(
+                            "quarantine",
+                            [_quarantine(record, member[side], group, member.get("member_id"))],
+                        )
+            generation = snapshot["generation"]
+            if line.get("tombstone"):
+                after = int(current.get("last_generation", -1)) + 1
+                result.add(
+                    "partition_ownership",
+                    _timed(ownership.close_all(group, open_intervals, after, record.timestamp_ms)),
+                )
+                open_intervals = {}
+                current.pop("last_generation", None)
+            elif isinstance(generation, int) and not line.get("error"):
+                open_intervals, rows = ownership.advance(
+                    group, open_intervals, generation, record.timestamp_ms, _assignment_owners(line)
+                )
+                result.add("partition_ownership", _timed(rows))
+                current["last_generation"] = generation
+        detect_state, findings = analysis.feed(detect_state, line)
+        result.add("findings", [_finding_row(f, detected_at) for f in findings])
+    current["ownership"] = open_intervals
+    current["detect"] = analysis.dump(detect_state)
+    return result
+
+
+def encode_bytes(data: bytes | None) -> str | None:
+    """Base64 as Kafka's JSON formatters print bytes (for decode's JSON-lines input)."""
+    return None if data is None else base64.b64encode(data).decode()

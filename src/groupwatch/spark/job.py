@@ -1,0 +1,449 @@
+"""The streaming job: Kafka source -> (JVM) split -> (Python) decode + analysis -> Delta.
+
+Every micro-batch runs :meth:`GroupwatchJob.process_batch` through ``foreachBatch``:
+
+1. key bytes are taken apart in the JVM (``keys``): offset commits, most of the topic, never
+   reach Python; they are aggregated per (group, topic) into ``group_offsets``;
+2. every other record goes, grouped by consumer group and in offset order, to the pure
+   :func:`groupwatch.processing.process_group` together with the group's state from the
+   previous batch (kept in the ``group_state`` Delta table, one version per batch);
+3. the rows that come back are written to their tables, each write once per batch id.
+
+State lives in Delta rather than in Spark's state store so that a replayed batch reads exactly
+the state the first attempt read (versions older than the batch), dashboards can see it, and
+no RocksDB provider is needed.  ``docs/job.md`` explains the choice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from groupwatch import processing, tables
+from groupwatch.config import Config
+from groupwatch.spark import keys, sinks
+from groupwatch.spark.pipelines import read_source
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter
+
+    from groupwatch.spark.metrics import JobMetrics
+    from groupwatch.spark.validation import BatchValidator
+
+log = logging.getLogger("groupwatch.job")
+
+APP_ID = "groupwatch-job"
+QUERY_NAME = "groupwatch"
+OUT_SCHEMA = "tbl string, grp string, payload string, key binary, value binary"
+RECORD_NAMES = {0: "offset_commit", 1: "offset_commit", 2: "group_metadata"}
+
+#: Builds the per-record decoder and the findings engine inside each Python worker.
+ProcessorFactory = Callable[[], tuple[Callable[..., Any], processing.Analysis]]
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"not JSON: {type(value)!r}")
+
+
+class GroupwatchJob:
+    """The job's query and its batch function; one instance per running query."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        config: Config,
+        factory: ProcessorFactory,
+        *,
+        validator: BatchValidator | None = None,
+        metrics: JobMetrics | None = None,
+        validate_every: int = 1,
+    ) -> None:
+        self.spark = spark
+        self.config = config
+        self.factory = factory
+        self.validator = validator
+        self.metrics = metrics
+        self.validate_every = max(1, validate_every)
+        self._last_findings: dict[str, int] = {}
+
+    # -- the query -----------------------------------------------------------------------------
+    def writer(self, *, once: bool) -> DataStreamWriter:
+        sinks.ensure_tables(self.spark, self.config)
+        rows = read_source(self.spark, self.config).select(
+            "key", "value", "topic", "partition", "offset", "timestamp"
+        )
+        writer = (
+            rows.writeStream.foreachBatch(self.process_batch)
+            .option("checkpointLocation", self.config.checkpoint_path(QUERY_NAME))
+            .queryName(QUERY_NAME)
+        )
+        if once:
+            return writer.trigger(availableNow=True)
+        return writer.trigger(processingTime=self.config.job.trigger_interval)
+
+    # -- one micro-batch -----------------------------------------------------------------------
+    def process_batch(self, batch: DataFrame, batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
+        started = time.monotonic()
+        detected_at = dt.datetime.now(tz=dt.UTC)
+        df = batch.select(
+            "key",
+            "value",
+            "topic",
+            "partition",
+            "offset",
+            F.unix_millis("timestamp").alias("ts"),
+            keys.record_type(F.col("key")).alias("rtype"),
+            keys.group_id(F.col("key")).alias("kgroup"),
+        ).persist()
+        try:
+            counts = {r["rtype"]: r["count"] for r in df.groupBy("rtype").count().collect()}
+            if not counts:
+                return
+            if any(counts.get(t, 0) for t in keys.OFFSET_COMMIT_TYPES):
+                self._write_offsets(df, batch_id)
+            written = self._analyze(df, batch_id, detected_at)
+        finally:
+            df.unpersist()
+        self._report(batch_id, counts, written, time.monotonic() - started)
+
+    def _write_offsets(self, df: DataFrame, batch_id: int) -> None:
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        commits = (
+            df.where(F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES))
+            .select(
+                F.col("kgroup").alias("group"),
+                keys.commit_topic(F.col("key")).alias("topic"),
+                keys.commit_partition(F.col("key")).alias("partition"),
+                "ts",
+            )
+            .where("topic IS NOT NULL")
+            .groupBy("group", "topic")
+            .agg(
+                F.max("partition").alias("max_partition"),
+                F.count(F.lit(1)).alias("commits"),
+                F.timestamp_millis(F.max("ts")).alias("last_commit_time"),
+            )
+        )
+        table = tables.GROUP_OFFSETS
+        target = DeltaTable.forPath(self.spark, self.config.table_path(table.name))
+        merge = (
+            target.alias("t")
+            .merge(
+                sinks.conform(commits, table).alias("s"), "t.group = s.group AND t.topic = s.topic"
+            )
+            .whenMatchedUpdate(
+                set={
+                    "max_partition": "greatest(t.max_partition, s.max_partition)",
+                    "commits": "t.commits + s.commits",
+                    "last_commit_time": "greatest(t.last_commit_time, s.last_commit_time)",
+                }
+            )
+            .whenNotMatchedInsertAll()
+        )
+        sinks.run_once(self.spark, merge.execute, APP_ID, batch_id)
+
+    def _prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        path = self.config.table_path(tables.GROUP_STATE.name)
+        versions = (
+            self.spark.read.format("delta")
+            .load(path)
+            .where(F.col("batch_id") < batch_id)
+            .join(groups, "group", "left_semi")
+        )
+        newest = Window.partitionBy("group").orderBy(F.col("batch_id").desc())
+        states = (
+            versions.withColumn("_n", F.row_number().over(newest))
+            .where("_n = 1 AND NOT deleted")
+            .select(
+                "group",
+                "state",
+                F.lit(None).cast("string").alias("topic"),
+                F.lit(None).cast("int").alias("max_partition"),
+            )
+        )
+        # Offset commits (this batch's included: merged before) tell partition counts.
+        hints = (
+            self.spark.read.format("delta")
+            .load(self.config.table_path(tables.GROUP_OFFSETS.name))
+            .join(groups, "group", "left_semi")
+            .select("group", F.lit(None).cast("string").alias("state"), "topic", "max_partition")
+        )
+        return states.unionByName(hints)
+
+    def _analyze(self, df: DataFrame, batch_id: int, detected_at: dt.datetime) -> dict[str, int]:
+        from pyspark.sql import functions as F
+
+        records = df.where(
+            ~F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) | F.col("rtype").isNull()
+        )
+        records = records.withColumn("group", F.coalesce("kgroup", F.lit("")))
+        groups = records.select("group").distinct()
+        state = self._prior_state(groups, batch_id)
+        factory = self.factory
+        stamp = detected_at.isoformat()
+
+        def run(_: Any, rec: pd.DataFrame, st: pd.DataFrame) -> pd.DataFrame:
+            return _process_pandas(rec, st, factory, stamp)
+
+        out = (
+            records.select("group", "key", "value", "topic", "partition", "offset", "ts")
+            .groupBy("group")
+            .cogroup(state.groupBy("group"))
+            .applyInPandas(run, OUT_SCHEMA)
+            .persist()
+        )
+        try:
+            return self._write_outputs(out, batch_id, detected_at)
+        finally:
+            out.unpersist()
+
+    def _rows(self, out: DataFrame, table: tables.Table) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        parsed = out.where(F.col("tbl") == table.name).select(
+            F.from_json("payload", table.ddl).alias("r"), "key", "value"
+        )
+        cols = [F.col(f"r.`{c}`").alias(c) for c in table.column_names if c not in ("key", "value")]
+        extra = [F.col(c) for c in ("key", "value") if c in table.column_names]
+        return parsed.select(*cols, *extra)
+
+    def _write_outputs(
+        self, out: DataFrame, batch_id: int, detected_at: dt.datetime
+    ) -> dict[str, int]:
+        """Write each table that has rows; every write is skipped if this batch already did it."""
+        from pyspark.sql import functions as F
+
+        counts = {r["tbl"]: r["count"] for r in out.groupBy("tbl").count().collect()}
+        cfg, spark = self.config, self.spark
+        snapshots = self._rows(out, tables.GROUP_SNAPSHOTS)
+        members = self._rows(out, tables.MEMBER_ASSIGNMENTS)
+        quarantine = self._rows(out, tables.QUARANTINE)
+        if self.validator is not None and batch_id % self.validate_every == 0:
+            extra = self._validate(batch_id, snapshots, members, out, detected_at)
+            if extra is not None:
+                quarantine = quarantine.unionByName(extra)
+                counts["quarantine"] = counts.get("quarantine", 0) + extra.count()
+        for frame, table in (
+            (snapshots, tables.GROUP_SNAPSHOTS),
+            (members, tables.MEMBER_ASSIGNMENTS),
+            (quarantine, tables.QUARANTINE),
+        ):
+            if counts.get(table.name):
+                sinks.append_once(frame, table, cfg, APP_ID, batch_id)
+        if counts.get(tables.PARTITION_OWNERSHIP.name):
+            sinks.merge_once(
+                spark,
+                self._rows(out, tables.PARTITION_OWNERSHIP),
+                tables.PARTITION_OWNERSHIP,
+                cfg,
+                APP_ID,
+                batch_id,
+            )
+        self._last_findings = {}
+        if counts.get(tables.FINDINGS.name):
+            findings = self._rows(out, tables.FINDINGS)
+            sinks.merge_once(spark, findings, tables.FINDINGS, cfg, APP_ID, batch_id, update=False)
+            by_kind = findings.groupBy("kind", "severity").count().collect()
+            for row in by_kind:
+                sev = row["severity"]
+                self._last_findings[sev] = self._last_findings.get(sev, 0) + row["count"]
+                if self.metrics is not None:
+                    self.metrics.findings.labels(row["kind"], sev).inc(row["count"])
+        states = self._rows(out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
+        sinks.append_once(states, tables.GROUP_STATE, cfg, APP_ID, batch_id)
+        return counts
+
+    def _validate(
+        self,
+        batch_id: int,
+        snapshots: DataFrame,
+        members: DataFrame,
+        out: DataFrame,
+        detected_at: dt.datetime,
+    ) -> DataFrame | None:
+        """Run the GX suites; failures become validation rows and quarantine rows."""
+        from pyspark.sql import functions as F
+
+        assert self.validator is not None
+        assigned = F.flatten(F.transform("assignment", lambda tp: tp["partitions"]))
+        views = {
+            "group_snapshots": snapshots,
+            "member_assignments": members.withColumn(
+                "min_assigned_partition", F.array_min(assigned)
+            ).withColumn(
+                "assigned_topics_subscribed",
+                F.forall(
+                    F.coalesce("assignment", F.array()),
+                    lambda tp: F.array_contains(F.coalesce("topics", F.array()), tp["topic"]),
+                ),
+            ),
+        }
+        results, offenders = [], []
+        for name in self.validator.tables:
+            if name not in views:
+                continue
+            for r in self.validator.validate(name, views[name]):
+                results.append(
+                    (
+                        batch_id,
+                        r.table_name,
+                        r.expectation,
+                        r.success,
+                        r.unexpected_count,
+                        r.details,
+                        detected_at,
+                    )
+                )
+                offenders += [(p, o, r.expectation, r.column, name) for p, o in r.offenders]
+        if not results:
+            return None
+        frame = self.spark.createDataFrame(results, tables.VALIDATION_RESULTS.ddl)
+        sinks.append_once(frame, tables.VALIDATION_RESULTS, self.config, APP_ID, batch_id)
+        failed = [r for r in results if not r[3]]
+        if failed:
+            log.warning(
+                "batch %d: %d expectation(s) failed: %s",
+                batch_id,
+                len(failed),
+                ", ".join(r[2] for r in failed),
+            )
+        if not offenders:
+            return None
+        bad = self.spark.createDataFrame(
+            offenders,
+            "p int, o bigint, expectation string, column string, table_name string",
+        ).distinct()
+        raw = out.where("tbl = 'group_snapshots'").select(
+            F.get_json_object("payload", "$.source_partition").cast("int").alias("p"),
+            F.get_json_object("payload", "$.source_offset").cast("bigint").alias("o"),
+            F.get_json_object("payload", "$.source_topic").alias("source_topic"),
+            F.get_json_object("payload", "$.source_timestamp")
+            .cast("timestamp")
+            .alias("source_timestamp"),
+            F.get_json_object("payload", "$.group").alias("group"),
+            "key",
+            "value",
+        )
+        return sinks.conform(
+            bad.join(raw, ["p", "o"]).select(
+                F.lit("validate").alias("stage"),
+                F.col("expectation").alias("error_kind"),
+                F.concat_ws(".", "table_name", "column").alias("field_path"),
+                F.lit(None).cast("int").alias("byte_offset"),
+                F.concat(F.lit("failed "), "expectation").alias("message"),
+                "group",
+                F.lit(None).cast("string").alias("member_id"),
+                "key",
+                "value",
+                "source_topic",
+                F.col("p").alias("source_partition"),
+                F.col("o").alias("source_offset"),
+                "source_timestamp",
+                F.lit(detected_at).alias("quarantined_at"),
+            ),
+            tables.QUARANTINE,
+        )
+
+    def _report(
+        self, batch_id: int, counts: dict[Any, int], written: dict[str, int], seconds: float
+    ) -> None:
+        by_type = {
+            RECORD_NAMES.get(k, f"type_{k}" if k is not None else "unreadable_key"): v
+            for k, v in counts.items()
+        }
+        merged: dict[str, int] = {}
+        for name, n in by_type.items():
+            merged[name] = merged.get(name, 0) + n
+        findings = self._last_findings
+        log.info(
+            "batch %d: %d records (%s); findings %s; quarantined %d; %.1fs",
+            batch_id,
+            sum(merged.values()),
+            ", ".join(f"{k} {v}" for k, v in sorted(merged.items())),
+            ", ".join(f"{k} {v}" for k, v in sorted(findings.items())) or "none",
+            written.get("quarantine", 0),
+            seconds,
+        )
+        if self.metrics is not None:
+            for name, n in merged.items():
+                self.metrics.records.labels(name).inc(n)
+            self.metrics.quarantined.labels("all").inc(written.get("quarantine", 0))
+            self.metrics.last_batch_time.set(time.time())
+
+
+def _process_pandas(
+    rec: pd.DataFrame, st: pd.DataFrame, factory: ProcessorFactory, detected_at: str
+) -> pd.DataFrame:
+    """Worker side of the cogroup: one group's records and prior state -> output rows."""
+    import pandas as pd
+
+    if rec.empty:
+        return pd.DataFrame(columns=["tbl", "grp", "payload", "key", "value"])
+    decode, analysis = factory()
+    group = str(rec["group"].iloc[0])
+    saved = st[st["state"].notna()]
+    state = json.loads(saved["state"].iloc[0]) if not saved.empty else None
+    hints = st[st["topic"].notna()].sort_values("topic")
+    commits = [
+        (str(t), int(p)) for t, p in zip(hints["topic"], hints["max_partition"], strict=True)
+    ]
+    rec = rec.sort_values(["partition", "offset"], kind="stable")
+    records = [
+        processing.SourceRecord(
+            key=None if k is None else bytes(k),
+            value=None if v is None else bytes(v),
+            topic=str(t),
+            partition=int(p),
+            offset=int(o),
+            timestamp_ms=int(ts),
+        )
+        for k, v, t, p, o, ts in zip(
+            rec["key"],
+            rec["value"],
+            rec["topic"],
+            rec["partition"],
+            rec["offset"],
+            rec["ts"],
+            strict=True,
+        )
+    ]
+    result = processing.process_group(
+        group,
+        state,
+        records,
+        decode=decode,
+        analysis=analysis,
+        detected_at=dt.datetime.fromisoformat(detected_at),
+        commits=commits,
+    )
+    out: list[tuple[str, str, str, bytes | None, bytes | None]] = []
+    for table, rows in result.rows.items():
+        for row in rows:
+            key, value = row.pop("key", None), row.pop("value", None)
+            out.append((table, group, json.dumps(row, default=_json_default), key, value))
+    last = max(r.timestamp_ms for r in records)
+    state_row = {
+        "group": group,
+        "state": json.dumps(result.state, sort_keys=True),
+        "last_event_time": processing._ts(last),
+        "deleted": False,
+    }
+    out.append(("group_state", group, json.dumps(state_row, default=_json_default), None, None))
+    return pd.DataFrame(out, columns=["tbl", "grp", "payload", "key", "value"])
