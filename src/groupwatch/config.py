@@ -14,9 +14,11 @@ import json
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from groupwatch.detect.config import DetectorConfig
 
 ENV_PREFIX = "GROUPWATCH_"
 DEFAULT_CONF = Path("conf") / "local.toml"
@@ -69,6 +71,41 @@ class JobConfig:
     expire_after_hours: int = 168
 
 
+_DETECTOR = DetectorConfig()
+
+
+@dataclass(frozen=True)
+class DetectConfig:
+    """The findings engine's thresholds (``docs/findings.md`` explains each)."""
+
+    #: Protocols following KIP-429's two-phase hand-over, comma separated.
+    cooperative_protocols: str = ",".join(_DETECTOR.cooperative_protocols)
+    storm_generations: int = _DETECTOR.storm_generations
+    storm_window_seconds: int = _DETECTOR.storm_window_ms // 1000
+    churn_generations: int = _DETECTOR.churn_generations
+    #: Known partition counts, topic -> count; topics not listed are inferred from records.
+    partitions: Mapping[str, str] = field(default_factory=dict)
+
+    def detector(self) -> DetectorConfig:
+        """The engine's own configuration object."""
+        try:
+            counts = {topic: int(n) for topic, n in self.partitions.items()}
+        except ValueError as exc:
+            raise ConfigError(f"detect.partitions: counts must be integers ({exc})") from None
+        protocols = tuple(p.strip() for p in self.cooperative_protocols.split(",") if p.strip())
+        try:
+            return replace(
+                _DETECTOR,
+                cooperative_protocols=protocols,
+                storm_generations=self.storm_generations,
+                storm_window_ms=self.storm_window_seconds * 1000,
+                churn_generations=self.churn_generations,
+                partitions_per_topic=counts,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"[detect]: {exc}") from exc
+
+
 @dataclass(frozen=True)
 class ValidationConfig:
     """Great Expectations on the rows each micro-batch writes."""
@@ -107,6 +144,7 @@ class Config:
     delta: DeltaConfig = field(default_factory=DeltaConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     job: JobConfig = field(default_factory=JobConfig)
+    detect: DetectConfig = field(default_factory=DetectConfig)
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
@@ -126,6 +164,7 @@ SECTIONS: dict[str, type[Any]] = {
     "delta": DeltaConfig,
     "checkpoint": CheckpointConfig,
     "job": JobConfig,
+    "detect": DetectConfig,
     "validation": ValidationConfig,
     "metrics": MetricsConfig,
     "spark": SparkConfig,

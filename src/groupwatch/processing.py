@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from groupwatch import ownership
+from groupwatch.detect.decoded import member_from_contract
+from groupwatch.detect.findings import tp_list
 
 Row = dict[str, Any]
 #: decoded record in the shape `groupwatch decode` prints
@@ -75,31 +77,6 @@ def _source(record: SourceRecord) -> Row:
         "source_timestamp": when,
         "snapshot_date": when.date() if when else None,
     }
-
-
-def claim_of(member: Mapping[str, Any], protocol: str | None) -> tuple[list[Row], int]:
-    """A member's claim and its generation, as issue 5's model defines them.
-
-    The claim is ``owned_partitions``; for the eager ``sticky`` protocol, whose members put their
-    previous assignment in the user data instead, an empty list falls back to that.  The claim
-    generation is the subscription's ``generation_id`` when set, else the user data's, else -1.
-    """
-    sub = member.get("subscription") or {}
-    user = sub.get("user_data") or {}
-    claim = list(sub.get("owned_partitions") or [])
-    if not claim and protocol == "sticky" and user.get("kind") == "sticky":
-        claim = list(user.get("previous_assignment") or [])
-    generation = sub.get("generation_id")
-    if not isinstance(generation, int) or generation < 0:
-        from_user = user.get("generation")
-        generation = from_user if isinstance(from_user, int) else -1
-    return claim, generation
-
-
-def _error_text(err: Mapping[str, Any] | None) -> str | None:
-    if not err:
-        return None
-    return f"{err.get('kind')} at {err.get('field_path')} (byte {err.get('byte_offset')})"
 
 
 def _quarantine(
@@ -168,27 +145,26 @@ def _snapshot_rows(line: DecodedLine, record: SourceRecord, group: str) -> tuple
     }
     rows = []
     for member in members:
-        sub = member.get("subscription") or {}
-        assignment = member.get("assignment") or {}
-        claim, claim_generation = claim_of(member, protocol)
+        # The engine's adapter defines claim and claim generation; one definition for both.
+        state = member_from_contract(member, protocol)
         rows.append(
             {
                 "group": group,
                 "generation": snapshot["generation"],
-                "member_id": member.get("member_id"),
-                "group_instance_id": member.get("group_instance_id"),
-                "client_id": member.get("client_id"),
-                "client_host": member.get("client_host"),
+                "member_id": state.member_id,
+                "group_instance_id": state.group_instance_id,
+                "client_id": state.client_id,
+                "client_host": state.client_host,
                 "rebalance_timeout": member.get("rebalance_timeout"),
                 "session_timeout": member.get("session_timeout"),
-                "subscription_version": sub.get("version"),
-                "topics": sub.get("topics"),
-                "claim": claim,
-                "claim_generation": claim_generation,
-                "assignment": assignment.get("assigned_partitions"),
-                "user_data_kind": (sub.get("user_data") or {}).get("kind"),
-                "subscription_error": _error_text(member.get("subscription_error")),
-                "assignment_error": _error_text(member.get("assignment_error")),
+                "subscription_version": state.subscription_version,
+                "topics": list(state.topics),
+                "claim": tp_list(state.claim),
+                "claim_generation": state.claim_generation,
+                "assignment": tp_list(state.assigned),
+                "user_data_kind": state.user_data_kind,
+                "subscription_error": state.subscription_error,
+                "assignment_error": state.assignment_error,
                 **_source(record),
             }
         )

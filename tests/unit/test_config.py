@@ -99,3 +99,23 @@ def test_secrets_are_masked() -> None:
     shown = config.to_dict(cfg)["source"]["options"]
     assert shown == {"sasl.jaas.config": "***", "security.protocol": "SASL_SSL"}
     assert "hunter2" not in repr(config.to_dict(cfg))
+
+
+def test_detect_section_reaches_the_engine() -> None:
+    cfg = config.load(
+        None,
+        env={"GROUPWATCH_DETECT_STORM_GENERATIONS": "7"},
+        overrides=['detect.partitions={"orders": 12}', "detect.cooperative_protocols=a, b"],
+    )
+    detector = cfg.detect.detector()
+    assert detector.storm_generations == 7
+    assert detector.partitions_per_topic == {"orders": 12}
+    assert detector.cooperative_protocols == ("a", "b")
+
+
+def test_detect_section_rejects_bad_values() -> None:
+    cfg = config.load(None, env={}, overrides=['detect.partitions={"orders": "many"}'])
+    with pytest.raises(config.ConfigError, match="detect.partitions"):
+        cfg.detect.detector()
+    with pytest.raises(config.ConfigError, match=r"\[detect\]"):
+        config.load(None, env={}, overrides=["detect.churn_generations=1"]).detect.detector()
