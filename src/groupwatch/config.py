@@ -230,6 +230,15 @@ def _check_key(section: str, key: str, where: str) -> type[Any]:
     return keys[key]
 
 
+def _put(table: dict[str, Any], key: str, value: Any) -> None:
+    """Set a key; a table-valued key (Kafka options, Spark conf) is merged, not replaced, so a
+    secret from the environment adds to the options in the file."""
+    if isinstance(value, dict) and isinstance(table.get(key), dict):
+        table[key] = {**table[key], **value}
+    else:
+        table[key] = value
+
+
 def load(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -266,9 +275,8 @@ def load(
             continue  # GROUPWATCH_HOME and friends are not configuration keys
         key = rest[len(env_section) + 1 :]
         kind = _check_key(env_section, key, f"environment variable {name}")
-        values[env_section][key] = _coerce(
-            f"environment variable {name}", raw, kind, from_text=True
-        )
+        where = f"environment variable {name}"
+        _put(values[env_section], key, _coerce(where, raw, kind, from_text=True))
 
     for item in overrides:
         name, sep, raw = item.partition("=")
@@ -276,7 +284,7 @@ def load(
         if not sep or not dot:
             raise ConfigError(f"--set {item!r}: expected section.key=value")
         kind = _check_key(section, key, f"--set {name}")
-        values[section][key] = _coerce(f"--set {name}", raw, kind, from_text=True)
+        _put(values[section], key, _coerce(f"--set {name}", raw, kind, from_text=True))
 
     built = {s: cls(**values[s]) for s, cls in SECTIONS.items()}
     return Config(**built)

@@ -119,3 +119,14 @@ def test_detect_section_rejects_bad_values() -> None:
         cfg.detect.detector()
     with pytest.raises(config.ConfigError, match=r"\[detect\]"):
         config.load(None, env={}, overrides=["detect.churn_generations=1"]).detect.detector()
+
+
+def test_table_values_merge_across_layers(tmp_path: Path) -> None:
+    path = write(tmp_path, '[source.options]\n"security.protocol" = "SASL_SSL"\n')
+    cfg = config.load(
+        path, env={"GROUPWATCH_SOURCE_OPTIONS": '{"sasl.jaas.config": "x password=y;"}'}
+    )
+    assert cfg.source.options == {
+        "security.protocol": "SASL_SSL",
+        "sasl.jaas.config": "x password=y;",
+    }

@@ -53,6 +53,9 @@ def base_settings(config: Config) -> dict[str, str]:
         # Arrow carries batches between the JVM and the Python decoder.
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
+        # Spark masks option values whose names match this in plans, logs and the UI;
+        # Kafka's JAAS line carries a password under a name without "password" in it.
+        "spark.redaction.regex": "(?i)secret|password|token|access[.]?key|jaas|keystore|truststore",
     }
     settings.update(config.spark.conf)
     return settings
