@@ -309,7 +309,9 @@ class Pages:
             fig = _empty_fig("Ownership over time (nothing matches)")
         else:
             plot = hist.assign(
-                tp=hist["group"] + " " + hist["topic"] + "-" + hist["partition"].astype(str),
+                # one row per (partition, member): two owners at once show as parallel bars
+                tp=hist["group"] + " " + hist["topic"] + "-" + hist["partition"].astype(str)
+                + " · " + hist["member_id"],
                 until=hist["to_time"].fillna(now))
             fig = px.timeline(plot, x_start="from_time", x_end="until", y="tp",
                               color="member_id", hover_data=["from_generation",
