@@ -1,0 +1,252 @@
+"""``__consumer_offsets`` records: key/value framing, dispatch by record type, tombstones, and
+the embedded consumer protocol of classic-group members.
+
+Framing (``CoordinatorRecordSerde``): ``key = int16 record_type + key struct (version 0)``,
+``value = null (tombstone) | int16 version + value struct``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from groupwatch.protocol import _wire as w
+from groupwatch.protocol.codec import decode_body, encode_body
+from groupwatch.protocol.consumer_protocol import decode_assignment, decode_subscription
+from groupwatch.protocol.errors import DecodeError, EncodeError
+from groupwatch.protocol.models import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+    GroupMetadataValue,
+    MemberMetadata,
+)
+from groupwatch.protocol.specs import RECORD_TYPES, RecordType
+from groupwatch.protocol.user_data import UserData, decode_user_data
+
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+@dataclass(frozen=True)
+class RawValue:
+    """The value of a record type we know by name only (its layout is not released)."""
+
+    version: int | None
+    data: bytes
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """A classic-group member with its embedded protocol decoded.
+
+    For ``protocol_type == "consumer"`` the subscription/assignment are decoded; bytes that do not
+    decode leave ``None`` plus the error next to it, and the rest of the record is unaffected.
+    Empty bytes (a member not yet assigned) decode to ``None`` without error.  For other protocol
+    types (``connect``, ...) both stay ``None``; the raw bytes are in ``metadata``.
+    """
+
+    metadata: MemberMetadata
+    subscription: ConsumerProtocolSubscription | None = None
+    assignment: ConsumerProtocolAssignment | None = None
+    subscription_user_data: UserData | None = None
+    assignment_user_data: UserData | None = None
+    subscription_error: DecodeError | None = None
+    assignment_error: DecodeError | None = None
+
+    @property
+    def member_id(self) -> str:
+        return self.metadata.member_id
+
+
+@dataclass(frozen=True)
+class DecodedRecord:
+    """One decoded ``__consumer_offsets`` record.  ``error`` is set when something failed; what
+    decoded before the failure (the key, say) is kept."""
+
+    record_type_id: int | None
+    record_type: str  # RecordType.name, or "unknown"
+    key: Any = None  # a *Key dataclass (typed record types) or a dict
+    value: Any = None  # a *Value dataclass, a dict, a RawValue, or None (tombstone / failure)
+    value_version: int | None = None
+    tombstone: bool = False
+    members: tuple[GroupMember, ...] = ()  # group_metadata records only
+    error: DecodeError | None = None
+    topic: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    timestamp: int | None = None
+
+    @property
+    def group(self) -> str | None:
+        k = self.key
+        if k is None:
+            return None
+        if isinstance(k, dict):
+            g = k.get("group_id")
+        else:
+            g = getattr(k, "group", None) or getattr(k, "group_id", None)
+        return g if isinstance(g, str) else None
+
+
+def record_type(type_id: int) -> RecordType:
+    rt = RECORD_TYPES.get(type_id)
+    if rt is None:
+        raise DecodeError(
+            "unknown_record_type", f"record type {type_id} is not known", byte_offset=0
+        )
+    return rt
+
+
+def decode_key(data: bytes) -> tuple[RecordType, Any]:
+    """(record type, key) of key bytes; the key is ``None`` for types known by name only."""
+    type_id, pos = w.read_int16(data, 0)
+    rt = record_type(type_id)
+    if rt.key is None:
+        return rt, None
+    key, end = decode_body(rt.key, 0, data, pos)
+    _no_trailing(data, end)
+    return rt, key
+
+
+def decode_value(rt: RecordType, data: bytes) -> tuple[int, Any]:
+    """(version, value) of non-null value bytes of record type ``rt``."""
+    version, pos = w.read_int16(data, 0)
+    if rt.value is None:
+        return version, RawValue(version, data)
+    value, end = decode_body(rt.value, version, data, pos)
+    _no_trailing(data, end)
+    return version, value
+
+
+def _no_trailing(data: bytes, end: int) -> None:
+    # Stricter than Kafka (whose generated readers stop early): no writer leaves bytes behind,
+    # so leftovers mean the bytes are not what the type says they are.
+    if end != len(data):
+        raise DecodeError(
+            "trailing_bytes",
+            f"{len(data) - end} bytes after the end of the record",
+            byte_offset=end,
+        )
+
+
+def decode_members(value: GroupMetadataValue) -> tuple[GroupMember, ...]:
+    """Decode every member's embedded subscription/assignment, keeping errors per member."""
+    if value.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return tuple(GroupMember(m) for m in value.members)
+    return tuple(_decode_member(i, m, value.protocol) for i, m in enumerate(value.members))
+
+
+def _decode_member(index: int, m: MemberMetadata, protocol: str | None) -> GroupMember:
+    sub = asg = None
+    sub_ud = asg_ud = None
+    sub_err = asg_err = None
+    if m.subscription:
+        try:
+            sub = decode_subscription(m.subscription)
+            sub_ud = decode_user_data(protocol, sub.user_data)
+        except DecodeError as e:
+            e.prefix_path("subscription")
+            e.prefix_path(f"members[{index}]")
+            sub_err = e
+    if m.assignment:
+        try:
+            asg = decode_assignment(m.assignment)
+            asg_ud = decode_user_data(protocol, asg.user_data, assignment=True)
+        except DecodeError as e:
+            e.prefix_path("assignment")
+            e.prefix_path(f"members[{index}]")
+            asg_err = e
+    return GroupMember(m, sub, asg, sub_ud, asg_ud, sub_err, asg_err)
+
+
+def decode_record(
+    key: bytes | None,
+    value: bytes | None,
+    *,
+    topic: str | None = None,
+    partition: int | None = None,
+    offset: int | None = None,
+    timestamp: int | None = None,
+) -> DecodedRecord:
+    """Decode one record.  Never raises: any failure is in ``DecodedRecord.error``."""
+    where: dict[str, Any] = {
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "timestamp": timestamp,
+    }
+    try:
+        return _decode_record(key, value, where)
+    except DecodeError as e:  # pragma: no cover - _decode_record catches its own
+        return DecodedRecord(None, "unknown", error=e, **where)
+    except Exception as exc:  # noqa: BLE001 - the streaming job must never die on one record
+        err = DecodeError("internal_error", f"decoder bug: {exc!r}")
+        err.__cause__ = exc
+        return DecodedRecord(None, "unknown", error=err, **where)
+
+
+def _decode_record(key: bytes | None, value: bytes | None, where: dict[str, Any]) -> DecodedRecord:
+    if key is None:
+        return DecodedRecord(
+            None,
+            "unknown",
+            error=DecodeError("missing_key", "record has no key"),
+            tombstone=value is None,
+            **where,
+        )
+    type_id = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None
+    rt = RECORD_TYPES.get(type_id) if type_id is not None else None
+    name = rt.name if rt is not None else "unknown"
+    try:
+        rt, k = decode_key(key)
+    except DecodeError as e:
+        e.prefix_path("key")
+        return DecodedRecord(type_id, name, error=e, tombstone=value is None, **where)
+    if value is None:
+        return DecodedRecord(rt.id, rt.name, k, tombstone=True, **where)
+    version = int.from_bytes(value[:2], "big", signed=True) if len(value) >= 2 else None
+    try:
+        version, v = decode_value(rt, value)
+    except DecodeError as e:
+        return DecodedRecord(rt.id, rt.name, k, value_version=version, error=e, **where)
+    members = decode_members(v) if isinstance(v, GroupMetadataValue) else ()
+    return DecodedRecord(rt.id, rt.name, k, v, version, False, members, **where)
+
+
+# --- encoding -----------------------------------------------------------------------------------
+
+
+def _type_of(obj: Any, record_type_id: int | None, side: str) -> RecordType:
+    if record_type_id is not None:
+        return record_type(record_type_id)
+    matches = [
+        rt
+        for rt in RECORD_TYPES.values()
+        if (spec := rt.key if side == "key" else rt.value) is not None
+        and spec.struct.cls is type(obj)
+    ]
+    if not matches:
+        raise EncodeError(f"no record type for {type(obj).__name__}; pass record_type_id")
+    return matches[-1]  # OffsetCommitKey -> type 1, what every broker since 0.9 writes
+
+
+def encode_key(key: Any, record_type_id: int | None = None) -> bytes:
+    """Key bytes: int16 record type + key struct.  The type follows from the key's class
+    (``OffsetCommitKey`` -> 1); pass ``record_type_id`` for 0 or for dict keys."""
+    rt = _type_of(key, record_type_id, "key")
+    if rt.key is None:
+        raise EncodeError(f"record type {rt.id} ({rt.name}) has no known key layout")
+    out = bytearray()
+    w.write_int16(rt.id, out)
+    encode_body(rt.key, 0, key, out)
+    return bytes(out)
+
+
+def encode_value(value: Any, version: int, record_type_id: int | None = None) -> bytes:
+    """Value bytes: int16 version + value struct at ``version``."""
+    rt = _type_of(value, record_type_id, "value")
+    if rt.value is None:
+        raise EncodeError(f"record type {rt.id} ({rt.name}) has no known value layout")
+    out = bytearray()
+    w.write_int16(version, out)
+    encode_body(rt.value, version, value, out)
+    return bytes(out)
