@@ -761,7 +761,8 @@ def java_harness(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     stdin = "".join(json.dumps(r) + "\n" for r in requests)
     out = run_java("groupwatch.oracle.RecordOracle", stdin=stdin)
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+    # split on "\n" only: splitlines() would also cut at U+0085/U+2028 inside JSON strings
+    return [json.loads(line) for line in out.split("\n") if line.strip()]
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import org.apache.kafka.common.message.ConsumerProtocolAssignmentJsonConverter;
 import org.apache.kafka.common.message.ConsumerProtocolSubscription;
 import org.apache.kafka.common.message.ConsumerProtocolSubscriptionJsonConverter;
 import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.protocol.types.Schema;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
@@ -152,7 +153,8 @@ public final class RecordOracle {
         ObjectNode out = JSON.createObjectNode();
         out.put("version", version);
         out.set("message", ConsumerProtocolSubscriptionJsonConverter.write(raw, readAs));
-        out.put("reencoded_hex", HEX.formatHex(toArray(ConsumerProtocol.serializeSubscription(sub, readAs))));
+        // Re-encode the generated message itself: serializeSubscription would sort topics/partitions.
+        out.put("reencoded_hex", HEX.formatHex(MessageUtil.toVersionPrefixedBytes(readAs, raw)));
         // The Subscription view applies Kafka's semantics (generation < 0 and rack "" are absent).
         ObjectNode view = out.putObject("view");
         ArrayNode owned = view.putArray("owned_partitions");
@@ -172,7 +174,9 @@ public final class RecordOracle {
         ObjectNode out = JSON.createObjectNode();
         out.put("version", version);
         out.set("message", ConsumerProtocolAssignmentJsonConverter.write(raw, readAs));
-        out.put("reencoded_hex", HEX.formatHex(toArray(ConsumerProtocol.serializeAssignment(asg, readAs))));
+        out.put("reencoded_hex", HEX.formatHex(MessageUtil.toVersionPrefixedBytes(readAs, raw)));
+        ArrayNode parts = out.putArray("partitions");
+        for (TopicPartition tp : asg.partitions()) parts.addArray().add(tp.topic()).add(tp.partition());
         return out;
     }
 
