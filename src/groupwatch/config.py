@@ -117,6 +117,14 @@ class ValidationConfig:
 
 
 @dataclass(frozen=True)
+class AlertsConfig:
+    """The built-in notifier the job runs after each batch."""
+
+    #: Rules and webhooks (``conf/alerts.toml``); "" turns the notifier off.
+    rules: str = "conf/alerts.toml"
+
+
+@dataclass(frozen=True)
 class MetricsConfig:
     """The Prometheus endpoint of the job."""
 
@@ -147,6 +155,7 @@ class Config:
     detect: DetectConfig = field(default_factory=DetectConfig)
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    alerts: AlertsConfig = field(default_factory=AlertsConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def table_path(self, table: str) -> str:
@@ -167,6 +176,7 @@ SECTIONS: dict[str, type[Any]] = {
     "detect": DetectConfig,
     "validation": ValidationConfig,
     "metrics": MetricsConfig,
+    "alerts": AlertsConfig,
     "spark": SparkConfig,
 }
 

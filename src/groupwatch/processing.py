@@ -19,6 +19,8 @@ from groupwatch.detect.decoded import member_from_contract
 from groupwatch.detect.findings import tp_list
 
 Row = dict[str, Any]
+#: What identifies a partition_ownership row (the table's merge key).
+OWNERSHIP_KEY = ("group", "topic", "partition", "from_generation", "member_id")
 #: decoded record in the shape `groupwatch decode` prints
 DecodedLine = dict[str, Any]
 
@@ -244,6 +246,12 @@ def process_group(
         result.add("findings", [_finding_row(f, detected_at) for f in findings])
     current["ownership"] = open_intervals
     current["detect"] = analysis.dump(detect_state)
+    if "partition_ownership" in result.rows:
+        # An interval opened and closed within the same batch is one row: keep its last form.
+        last: dict[tuple[Any, ...], Row] = {}
+        for row in result.rows["partition_ownership"]:
+            last[tuple(row[k] for k in OWNERSHIP_KEY)] = row
+        result.rows["partition_ownership"] = list(last.values())
     return result
 
 

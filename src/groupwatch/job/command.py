@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # py4j logs every callback at INFO; the job's own lines are what an operator reads.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
         cfg = config_mod.load(args.conf, overrides=args.overrides)
     except config_mod.ConfigError as exc:

@@ -1,8 +1,10 @@
-"""Runs the job's streaming queries until they stop (or, with ``once``, until caught up)."""
+"""Runs the job's streaming query until it stops (or, with ``once``, until caught up)."""
 
 from __future__ import annotations
 
+import functools
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groupwatch.broker import BrokerError
@@ -15,21 +17,50 @@ log = logging.getLogger("groupwatch.job")
 
 
 def run_job(cfg: Config, *, once: bool) -> int:
-    """Start the job's queries on a new session; returns the process exit code."""
-    from groupwatch.spark.pipelines import RAW_TABLE, build_raw_copy
+    """Start the job on a new session; returns the process exit code."""
+    from groupwatch.job.components import build_processors
+    from groupwatch.spark.job import GroupwatchJob
+    from groupwatch.spark.metrics import JobMetrics, ProgressListener
     from groupwatch.spark.session import SparkSetupError, build_session
 
     try:
         spark = build_session(cfg)
-        writer = build_raw_copy(spark, cfg, once=once)
-    except (BrokerError, SparkSetupError, ValueError) as exc:
+    except SparkSetupError as exc:
+        log.error("%s", exc)
+        return 1
+    metrics = JobMetrics()
+    if cfg.metrics.port:
+        metrics.serve(cfg.metrics.host, cfg.metrics.port)
+    spark.streams.addListener(ProgressListener(metrics))
+    validator = None
+    if cfg.validation.every_n_batches > 0:
+        from groupwatch.spark.validation import BatchValidator
+
+        validator = BatchValidator(Path(cfg.validation.suites))
+    notifier = None
+    if cfg.alerts.rules:
+        from groupwatch.notify import Notifier, load_config
+
+        notifier = Notifier(load_config(cfg.alerts.rules))
+    job = GroupwatchJob(
+        spark,
+        cfg,
+        functools.partial(build_processors, cfg),
+        validator=validator,
+        metrics=metrics,
+        validate_every=max(1, cfg.validation.every_n_batches),
+        notifier=notifier,
+    )
+    try:
+        writer = job.writer(once=once)
+    except (BrokerError, ValueError) as exc:
         log.error("%s", exc)
         return 1
     log.info(
         "reading %s from %s into %s (%s)",
         cfg.source.topic,
         cfg.source.bootstrap_servers,
-        cfg.table_path(RAW_TABLE),
+        cfg.delta.root,
         "until caught up" if once else f"every {cfg.job.trigger_interval}",
     )
     query = writer.start()
@@ -38,30 +69,27 @@ def run_job(cfg: Config, *, once: bool) -> int:
     except KeyboardInterrupt:
         log.info("stopping")
         query.stop()
-    total = sum(p["numInputRows"] for p in query.recentProgress)
-    log.info("processed %d records in this run", total)
+    finally:
+        if notifier is not None:
+            notifier.close(timeout=10)
     if once:
-        _print_summary(spark, cfg.table_path(RAW_TABLE))
+        print_summary(spark, cfg)
     return 0
 
 
-def _print_summary(spark: SparkSession, table: str) -> None:
-    """What the table holds now, by record type and group (types 0/1 offset commit, 2 metadata)."""
-    from pyspark.sql import functions as F
-
-    try:
-        df = spark.read.format("delta").load(table)
-    except Exception:  # noqa: BLE001 - an empty source leaves no table; say so plainly
-        print(f"{table}: no records yet")
-        return
-    kinds = (
-        df.select(F.conv(F.hex(F.substring("key", 1, 2)), 16, 10).cast("int").alias("type"))
-        .groupBy("type")
-        .count()
-        .orderBy("type")
-        .collect()
-    )
-    names = {0: "offset commit (v0)", 1: "offset commit", 2: "group metadata"}
-    print(f"{table}:")
-    for row in kinds:
-        print(f"  {names.get(row['type'], f'record type {row.type}'):<22} {row['count']:>8}")
+def print_summary(spark: SparkSession, cfg: Config) -> None:
+    """What the job found so far: findings by severity and kind, with groups and partitions."""
+    findings = spark.read.format("delta").load(cfg.table_path("findings"))
+    snapshots = spark.read.format("delta").load(cfg.table_path("group_snapshots"))
+    groups = snapshots.select("group").distinct().count()
+    rows = findings.orderBy("severity", "group", "generation", "kind").collect()
+    print(f"\n{snapshots.count()} group snapshots of {groups} groups; {len(rows)} findings")
+    order = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+    for row in sorted(rows, key=lambda r: (order.get(r.severity, 9), r.group, r.generation or 0)):
+        where = ""
+        if row.topic is not None:
+            where = f" {row.topic}-{row.partition}"
+        elif row.member:
+            where = f" member {row.member}"
+        print(f"  {row.severity:<8} {row.kind:<34} {row.group} gen {row.generation}{where}")
+        print(f"           {row.detail}")

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 from groupwatch import processing, tables
 from groupwatch.config import Config
 from groupwatch.spark import keys, sinks
-from groupwatch.spark.pipelines import read_source
+from groupwatch.spark.pipelines import READER_GROUP_PREFIX, read_source
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
 
+    from groupwatch.notify import Notifier
     from groupwatch.spark.metrics import JobMetrics
     from groupwatch.spark.validation import BatchValidator
 
@@ -67,6 +68,7 @@ class GroupwatchJob:
         validator: BatchValidator | None = None,
         metrics: JobMetrics | None = None,
         validate_every: int = 1,
+        notifier: Notifier | None = None,
     ) -> None:
         self.spark = spark
         self.config = config
@@ -74,7 +76,9 @@ class GroupwatchJob:
         self.validator = validator
         self.metrics = metrics
         self.validate_every = max(1, validate_every)
+        self.notifier = notifier
         self._last_findings: dict[str, int] = {}
+        self._last_quarantine: dict[str, int] = {}
 
     # -- the query -----------------------------------------------------------------------------
     def writer(self, *, once: bool) -> DataStreamWriter:
@@ -106,6 +110,10 @@ class GroupwatchJob:
             F.unix_millis("timestamp").alias("ts"),
             keys.record_type(F.col("key")).alias("rtype"),
             keys.group_id(F.col("key")).alias("kgroup"),
+        )
+        # The source's own reader groups would be watched watching themselves.
+        df = df.where(
+            F.col("kgroup").isNull() | ~F.col("kgroup").startswith(READER_GROUP_PREFIX)
         ).persist()
         try:
             counts = {r["rtype"]: r["count"] for r in df.groupBy("rtype").count().collect()}
@@ -240,6 +248,11 @@ class GroupwatchJob:
             if extra is not None:
                 quarantine = quarantine.unionByName(extra)
                 counts["quarantine"] = counts.get("quarantine", 0) + extra.count()
+        self._last_quarantine = {}
+        if counts.get(tables.QUARANTINE.name):
+            self._last_quarantine = {
+                r["stage"]: r["count"] for r in quarantine.groupBy("stage").count().collect()
+            }
         for frame, table in (
             (snapshots, tables.GROUP_SNAPSHOTS),
             (members, tables.MEMBER_ASSIGNMENTS),
@@ -268,6 +281,14 @@ class GroupwatchJob:
                     self.metrics.findings.labels(row["kind"], sev).inc(row["count"])
         states = self._rows(out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
         sinks.append_once(states, tables.GROUP_STATE, cfg, APP_ID, batch_id)
+        if self.notifier is not None:
+            # Findings and snapshots of one batch go together: a snapshot without findings
+            # is what resolves a group's open alerts. Delivery never blocks the batch.
+            found = self._rows(out, tables.FINDINGS).collect() if counts.get("findings") else []
+            snaps = snapshots.select(
+                "group", "generation", "tombstone", "source_timestamp", "source_offset"
+            ).collect()
+            self.notifier.process(found, snaps)
         return counts
 
     def _validate(
@@ -384,7 +405,8 @@ class GroupwatchJob:
         if self.metrics is not None:
             for name, n in merged.items():
                 self.metrics.records.labels(name).inc(n)
-            self.metrics.quarantined.labels("all").inc(written.get("quarantine", 0))
+            for stage, n in self._last_quarantine.items():
+                self.metrics.quarantined.labels(stage).inc(n)
             self.metrics.last_batch_time.set(time.time())
 
 

@@ -13,6 +13,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from pyspark.sql.streaming import StreamingQueryListener
 
+from groupwatch.detect.catalogue import CATALOGUE
+
 log = logging.getLogger("groupwatch.metrics")
 
 
@@ -51,6 +53,11 @@ class JobMetrics:
         self.last_batch_time = Gauge(
             "groupwatch_last_batch_timestamp_seconds", "When the last batch finished", registry=r
         )
+        # Every series exists from the start, at 0, so alert rules see the first increase.
+        for kind in CATALOGUE:
+            self.findings.labels(kind.name, kind.severity)
+        for stage in ("decode", "validate"):
+            self.quarantined.labels(stage)
 
     def serve(self, host: str, port: int) -> None:
         start_http_server(port, addr=host, registry=self.registry)

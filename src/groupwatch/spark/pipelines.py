@@ -23,6 +23,8 @@ _RESERVED = {
 }
 
 RAW_TABLE = "raw_records"
+#: Spark's Kafka source names its own consumer groups with this prefix; the job skips them.
+READER_GROUP_PREFIX = "groupwatch-reader"
 
 
 def kafka_source_options(config: Config) -> dict[str, str]:
@@ -34,7 +36,7 @@ def kafka_source_options(config: Config) -> dict[str, str]:
         "startingOffsets": src.starting_offsets,
         "failOnDataLoss": str(src.fail_on_data_loss).lower(),
         # The reader's own group must never look like a group we watch.
-        "groupIdPrefix": "groupwatch-reader",
+        "groupIdPrefix": READER_GROUP_PREFIX,
     }
     if src.max_offsets_per_trigger > 0:
         options["maxOffsetsPerTrigger"] = str(src.max_offsets_per_trigger)
