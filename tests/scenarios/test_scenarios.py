@@ -74,3 +74,23 @@ def test_every_kind_is_proven_by_some_scenario() -> None:
     assert expected >= {k.name for k in CATALOGUE if k.severity != "info"} | {
         "protocol_version_mix"
     }
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_scenario_raw(path: Path) -> None:
+    """The same scenario as bytes: encoded, then decoded by the real decoder, same verdict."""
+    import json
+
+    from groupwatch.protocol.command import decode_line
+    from tests.scenarios.builder import raw_records
+
+    scenario = load(path)
+    lines = [decode_line(json.dumps(r)) for r in raw_records(scenario)]
+    found = findings_of(scenario, lines)
+    check(scenario, found)
+
+    def key(f: Mapping[str, Any]) -> str:
+        return json.dumps([f["kind"], f["generation"], f["topic"], f["partition"], f["member"]])
+
+    decoded = findings_of(scenario, decoded_lines(scenario))
+    assert sorted(map(key, found)) == sorted(map(key, decoded))
