@@ -85,11 +85,12 @@ def _quarantine(
     record: SourceRecord,
     err: Mapping[str, Any],
     group: str | None,
+    when: dt.datetime,
     member_id: str | None = None,
-    stage: str = "decode",
 ) -> Row:
     return {
-        "stage": stage,
+        "quarantined_at": when,
+        "stage": "decode",
         "error_kind": err.get("kind"),
         "field_path": err.get("field_path"),
         "byte_offset": err.get("byte_offset"),
@@ -144,6 +145,10 @@ def _snapshot_rows(line: DecodedLine, record: SourceRecord, group: str) -> tuple
         "tombstone": bool(line.get("tombstone")),
         "decode_error": (err or {}).get("kind"),
         **_source(record),
+        # Not a column of the table: travels with the row so that a row failing validation
+        # can be quarantined with the record's raw bytes.
+        "key": record.key,
+        "value": record.value,
     }
     rows = []
     for member in members:
@@ -215,7 +220,7 @@ def process_group(
         line = decode(record)
         current["last_event_ms"] = max(record.timestamp_ms, int(current.get("last_event_ms", -1)))
         if line.get("error"):
-            result.add("quarantine", [_quarantine(record, line["error"], group)])
+            result.add("quarantine", [_quarantine(record, line["error"], group, detected_at)])
         if line.get("record_type") == "group_metadata":
             snapshot, members = _snapshot_rows(line, record, group)
             result.add("group_snapshots", [snapshot])
@@ -225,7 +230,15 @@ def process_group(
                     if member.get(side):
                         result.add(
                             "quarantine",
-                            [_quarantine(record, member[side], group, member.get("member_id"))],
+                            [
+                                _quarantine(
+                                    record,
+                                    member[side],
+                                    group,
+                                    detected_at,
+                                    member.get("member_id"),
+                                )
+                            ],
                         )
             generation = snapshot["generation"]
             if line.get("tombstone"):

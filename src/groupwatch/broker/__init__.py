@@ -194,6 +194,9 @@ class LocalBroker:
             # Tests and the demo form groups by the dozen: don't wait 3 s before each first join.
             "group.initial.rebalance.delay.ms": "0",
             "auto.create.topics.enable": "false",
+            # Replayed incidents carry their own (old) event times; time-based retention would
+            # roll and delete them minutes after they are produced. A local broker keeps all.
+            "log.retention.ms": "-1",
         }
         self._props().write_text("".join(f"{k}={v}\n" for k, v in props.items()))
 

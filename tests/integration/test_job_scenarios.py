@@ -1,0 +1,123 @@
+"""The scenario library replayed through Kafka and the job: exactly the expected findings land.
+
+Every scenario's records are encoded, produced into an ordinary mirror topic (a group's records
+in one partition, in order, with their event time as the Kafka timestamp), and the job reads the
+mirror once. Scenarios reuse topic names with different partition counts, so each scenario's
+topics get its own prefix here; the job then knows every count from `detect.partitions`.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaProducer
+
+from groupwatch import config
+from groupwatch.demo.traffic import create_topic
+from tests.integration.test_job_real_groups import run_once, table
+from tests.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+from tests.scenarios.test_scenarios import check
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+MIRROR = "scenario-mirror"
+
+
+def _rename_tps(spec: dict[str, Any] | None, prefix: str) -> dict[str, Any] | None:
+    return None if spec is None else {prefix + t: ps for t, ps in spec.items()}
+
+
+def namespaced(doc: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The scenario with every topic name prefixed (records, counts and expectations)."""
+    doc = copy.deepcopy(doc)
+
+    def fix(rec: dict[str, Any]) -> None:
+        if "record" in rec:
+            fix(rec["record"])
+        if "commit" in rec:
+            rec["commit"]["topic"] = prefix + rec["commit"]["topic"]
+        for m in rec.get("members", []):
+            m["topics"] = [prefix + t for t in m.get("topics", [])]
+            for key in ("owned", "assigned"):
+                if key in m:
+                    m[key] = _rename_tps(m[key], prefix)
+            if isinstance(m.get("sticky"), dict) and "previous" in m["sticky"]:
+                m["sticky"]["previous"] = _rename_tps(m["sticky"]["previous"], prefix)
+
+    for rec in doc["records"]:
+        fix(rec)
+    if doc.get("partitions"):
+        doc["partitions"] = {prefix + t: n for t, n in doc["partitions"].items()}
+    for pattern in [*doc.get("expect", []), *doc.get("forbid", [])]:
+        if pattern.get("topic"):
+            pattern["topic"] = prefix + pattern["topic"]
+    return doc
+
+
+@pytest.fixture(scope="module")
+def scenarios(broker: str) -> dict[str, dict[str, Any]]:
+    docs = {p.stem: namespaced(load(p), f"{p.stem}.") for p in scenario_files()}
+    create_topic(broker, MIRROR, OFFSETS_PARTITIONS)
+    producer = KafkaProducer(bootstrap_servers=broker, linger_ms=5)
+    for doc in docs.values():
+        for rec in raw_records(doc):
+            producer.send(
+                MIRROR,
+                key=base64.b64decode(rec["key"]),
+                value=None if rec["value"] is None else base64.b64decode(rec["value"]),
+                partition=rec["partition"],
+                timestamp_ms=rec["timestamp"],
+            )
+    producer.flush()
+    producer.close()
+    return docs
+
+
+def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
+    cfg = config.load(
+        None,
+        env={},
+        overrides=[
+            f"source.bootstrap_servers={broker}",
+            f"source.topic={MIRROR}",
+            f"delta.root={tmp_path / 'delta'}",
+            f"checkpoint.root={tmp_path / 'checkpoints'}",
+            "validation.every_n_batches=1",
+            "metrics.port=0",
+            f"detect.partitions={json.dumps(counts)}",
+        ],
+    )
+    run_once(spark, cfg)
+    rows = [r.asDict(recursive=True) for r in table(spark, cfg, "findings").collect()]
+    for row in rows:
+        row["evidence"] = json.loads(row["evidence"])
+    for name, doc in scenarios.items():
+        groups = {f["group"] for f in rows} & _groups(doc)
+        found = [f for f in rows if f["group"] in groups]
+        check(doc, found)  # same expectations as the engine's own scenario test
+        assert found or not doc["expect"], name
+    # A scenario's bad records are kept with their bytes.
+    quarantine = table(spark, cfg, "quarantine").collect()
+    decode = [q for q in quarantine if q.stage == "decode"]
+    assert {q.group for q in decode} == {"kind-decode"} and len(decode) == 2
+    assert all(q.key and q.quarantined_at for q in quarantine)
+    # The member assigned a topic it does not subscribe to also fails Great Expectations.
+    assert any(q.stage == "validate" and q.group == "kind-unsubscribed" for q in quarantine)
+
+
+def _groups(doc: dict[str, Any]) -> set[str]:
+    out = set()
+    for rec in doc["records"]:
+        rec = rec.get("record", rec)
+        for key in ("group", "tombstone", "garbage"):
+            if isinstance(rec.get(key), str):
+                out.add(rec[key])
+        if "commit" in rec:
+            out.add(rec["commit"]["group"])
+    return out
