@@ -16,66 +16,55 @@ from typing import Any
 
 import pytest
 from kafka import KafkaConsumer, TopicPartition
-from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
-from kafka.coordinator.assignors.range import RangePartitionAssignor
-from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
-from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-from groupwatch.demo.traffic import Member, create_topic, produce, wait_until_assigned
+from groupwatch.demo.java_members import JavaGroupMembers
+from groupwatch.demo.traffic import create_topic, produce
 
 pytestmark = pytest.mark.broker
 
 TOPIC = "analyze-orders"
 PARTITIONS = 6
-STRATEGIES = {
-    "range": RangePartitionAssignor,
-    "roundrobin": RoundRobinPartitionAssignor,
-    "sticky": StickyPartitionAssignor,
-    "cooperative-sticky": CooperativeStickyAssignor,
-}
+PROTOCOLS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
 
-def _lifecycle(bootstrap: str, group: str, strategy: type, static: bool = False) -> None:
-    """Join one by one to 3 members, one leaves, one restarts (a new process, same id if static)."""
-    members: list[Member] = []
+def _lifecycle(members: JavaGroupMembers, group: str, assignor: str, static: bool = False) -> None:
+    """Join one by one to 3 members, one leaves, one restarts (a new client, same id if static).
 
-    def start(i: int) -> Member:
-        config: dict[str, Any] = {"partition_assignment_strategy": [strategy]}
-        if static:
-            config["group_instance_id"] = f"{group}-pod-{i}"
-        return Member(bootstrap, group, [TOPIC], **config)
+    Kafka's own Java client: kafka-python's leader assigns nothing in a group's first generation
+    (it has no topic metadata yet) and fixes it one rebalance later, which groupwatch rightly
+    reports as unassigned partitions; that is a client quirk, not a healthy group.
+    """
+    names = [f"{group}-{i}" for i in range(3)]
 
-    try:
-        for i in range(3):
-            members.append(start(i))
-            wait_until_assigned(members, PARTITIONS)
-        members.pop(0).close()
-        wait_until_assigned(members, PARTITIONS)
-        members.pop(0).close()
-        members.append(start(1))
-        wait_until_assigned(members, PARTITIONS)
-        time.sleep(1.0)
-    finally:
-        for m in members:
-            m.close()
+    def start(name: str, i: int) -> None:
+        instance = f"{group}-pod-{i}" if static else None
+        members.join(name, group, [TOPIC], assignor, instance_id=instance)
+
+    for i, name in enumerate(names):
+        start(name, i)
+        members.wait_covered(names[: i + 1], PARTITIONS)
+    members.leave(names[0])
+    members.wait_covered(names[1:], PARTITIONS)
+    members.leave(names[1])
+    members.wait_covered(names[2:], PARTITIONS)
+    start(names[1] + "-restarted", 1)
+    members.wait_covered([names[2], names[1] + "-restarted"], PARTITIONS)
+    time.sleep(1.0)
+    members.leave(names[2])
+    members.leave(names[1] + "-restarted")
 
 
 @pytest.fixture(scope="module")
 def groups(broker: str) -> list[str]:
     create_topic(broker, TOPIC, PARTITIONS)
     produce(broker, TOPIC, [(None, b"order-%d" % i) for i in range(60)])
-    # A fresh broker creates __consumer_offsets (50 partitions) on the first group: wait for it.
-    warm = Member(broker, "analyze-warm-up", [TOPIC])
-    try:
-        wait_until_assigned([warm], PARTITIONS, timeout=240)
-    finally:
-        warm.close()
     names = []
-    for protocol, strategy in STRATEGIES.items():
-        names.append(f"analyze-{protocol}")
-        _lifecycle(broker, names[-1], strategy)
-    names.append("analyze-static-range")
-    _lifecycle(broker, names[-1], RangePartitionAssignor, static=True)
+    with JavaGroupMembers(broker) as members:
+        for protocol in PROTOCOLS:
+            names.append(f"analyze-{protocol}")
+            _lifecycle(members, names[-1], protocol)
+        names.append("analyze-static-range")
+        _lifecycle(members, names[-1], "range", static=True)
     return names
 
 
@@ -135,7 +124,7 @@ def test_real_groups_raise_nothing_above_info(
         serious = [
             f"{f.group} g{f.generation} {f.kind}: {f.detail}" for f in ours if f.severity != "info"
         ]
-        assert serious == []
+        assert serious == [], "\n".join(serious)
         for g in groups:
             state = analyzer.states.get(g)
             assert state is not None and state.last_generation is not None, g

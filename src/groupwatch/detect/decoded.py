@@ -176,6 +176,13 @@ def snapshot_from_value(
         members=members,
         source=source,
         time_ms=time_ms,
+        awaiting_assignment=bool(members_raw)
+        and all(
+            isinstance(m, Mapping)
+            and m.get("assignment") is None
+            and m.get("assignment_error") is None
+            for m in members_raw
+        ),
     )
 
 

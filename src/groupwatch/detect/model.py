@@ -57,6 +57,9 @@ class GroupSnapshot:
     source: Source
     #: Event time in ms: the record timestamp, else the value's current_state_timestamp.
     time_ms: int | None
+    #: Every member's assignment bytes are empty: the record was stored before the leader's
+    #: SyncGroup handed assignments out, so it says nothing about the assignment.
+    awaiting_assignment: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -421,6 +421,19 @@ def _version_mix(f: _Facts) -> list[Finding]:
     ]
 
 
+#: Rules that judge the leader's assignment; silent while a generation awaits its SyncGroup.
+_ASSIGNMENT_RULES = frozenset(
+    {
+        "_assignment_overlap",
+        "_cooperative_violation",
+        "_unsubscribed",
+        "_stale_claim_honored",
+        "_unassigned",
+        "_imbalanced",
+        "_sticky_divergence",
+    }
+)
+
 _RULES = (
     _assignment_overlap,
     _owned_overlap,
@@ -449,6 +462,8 @@ def snapshot_findings(
     f = _facts(snap, config, counts, count_sources or {})
     out: list[Finding] = []
     for rule in _RULES:
+        if snap.awaiting_assignment and rule.__name__ in _ASSIGNMENT_RULES:
+            continue
         out.extend(rule(f))
     if isinstance(f.expected, NoExpected) and out:
         # Say why the expected-assignment rules were silent.
