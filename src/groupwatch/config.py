@@ -67,8 +67,6 @@ class JobConfig:
 
     app_name: str = "groupwatch"
     trigger_interval: str = "5 seconds"
-    #: A group with no record for this long (in event time) has its state dropped.
-    expire_after_hours: int = 168
 
 
 _DETECTOR = DetectorConfig()
@@ -160,11 +158,12 @@ class Config:
 
     def table_path(self, table: str) -> str:
         """The folder of one Delta table under ``delta.root``."""
-        return str(Path(self.delta.root) / table)
+        # Absolute: Delta's table builder reads a relative location as a table name.
+        return str(Path(self.delta.root).resolve() / table)
 
     def checkpoint_path(self, query: str) -> str:
         """The checkpoint folder of one streaming query under ``checkpoint.root``."""
-        return str(Path(self.checkpoint.root) / query)
+        return str(Path(self.checkpoint.root).resolve() / query)
 
 
 #: The TOML sections, in the order they are documented.

@@ -17,7 +17,7 @@ def test_defaults_without_file(tmp_path: Path) -> None:
     cfg = config.load(None, env={})
     assert cfg.source.topic == "__consumer_offsets"
     assert cfg.source.bootstrap_servers == "local"
-    assert cfg.table_path("findings") == str(Path(".groupwatch/delta/findings"))
+    assert cfg.table_path("findings") == str(Path(".groupwatch/delta/findings").resolve())
 
 
 def test_shipped_local_conf_loads() -> None:

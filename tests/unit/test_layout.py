@@ -44,3 +44,10 @@ def test_the_check_above_can_see_an_import(tmp_path: Path) -> None:
 def test_required_top_level_layout() -> None:
     for name in ("pyproject.toml", "src", "streaming", "tests", "conf", "dashboards"):
         assert (ROOT / name).exists(), name
+
+
+def test_tables_doc_is_generated_from_the_declarations() -> None:
+    from groupwatch import tables
+
+    doc = (ROOT / "docs" / "tables.md").read_text()
+    assert doc == tables.markdown(), "regenerate: python -c 'from groupwatch import tables; ...'"
