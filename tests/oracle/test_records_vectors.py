@@ -134,10 +134,9 @@ def _collect(strategy: Any, n: int) -> list[Any]:
     return out
 
 
-@pytest.mark.parametrize(("type_id", "version"), gs.RECORD_CASES)
+# ShareGroupPartitionMetadata (type 9) is gone from Kafka 4.3's serde: nothing to compare with.
+@pytest.mark.parametrize(("type_id", "version"), [c for c in gs.RECORD_CASES if c[0] != 9])
 def test_kafka_reads_our_encoding_of_generated_records(type_id: int, version: int) -> None:
-    if type_id == 9:
-        pytest.skip("ShareGroupPartitionMetadata (type 9) is gone from Kafka 4.3's serde")
     samples = _collect(gs.records(type_id, version), 25)
     _records_through_kafka(
         [(encode_key(k, type_id), encode_value(v, version, type_id)) for k, v in samples]
