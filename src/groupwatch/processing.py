@@ -8,7 +8,6 @@ the unit tests all run the same code: findings are a function of the record sequ
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -267,7 +266,3 @@ def process_group(
         result.rows["partition_ownership"] = list(last.values())
     return result
 
-
-def encode_bytes(data: bytes | None) -> str | None:
-    """Base64 as Kafka's JSON formatters print bytes (for decode's JSON-lines input)."""
-    return None if data is None else base64.b64encode(data).decode()

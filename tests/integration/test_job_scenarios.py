@@ -8,17 +8,15 @@ topics get its own prefix here; the job then knows every count from `detect.part
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaProducer
 
 from groupwatch import config
-from groupwatch.demo.traffic import create_topic
+from groupwatch.demo.traffic import create_topic, replay
 from tests.integration.test_job_real_groups import run_once, table
 from tests.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.scenarios.test_scenarios import check
@@ -63,18 +61,8 @@ def namespaced(doc: dict[str, Any], prefix: str) -> dict[str, Any]:
 def scenarios(broker: str) -> dict[str, dict[str, Any]]:
     docs = {p.stem: namespaced(load(p), f"{p.stem}.") for p in scenario_files()}
     create_topic(broker, MIRROR, OFFSETS_PARTITIONS)
-    producer = KafkaProducer(bootstrap_servers=broker, linger_ms=5)
     for doc in docs.values():
-        for rec in raw_records(doc):
-            producer.send(
-                MIRROR,
-                key=base64.b64decode(rec["key"]),
-                value=None if rec["value"] is None else base64.b64decode(rec["value"]),
-                partition=rec["partition"],
-                timestamp_ms=rec["timestamp"],
-            )
-    producer.flush()
-    producer.close()
+        replay(broker, MIRROR, raw_records(doc))
     return docs
 
 

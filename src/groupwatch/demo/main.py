@@ -7,7 +7,6 @@ Ctrl-C stops the dashboard, the members and the broker.
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 from groupwatch import paths
 from groupwatch.broker import LocalBroker
 from groupwatch.demo.java_members import JavaGroupMembers
-from groupwatch.demo.traffic import create_topic, produce
+from groupwatch.demo.traffic import create_topic, produce, replay
 
 MIRROR = "groupwatch-demo-incidents"
 TOPIC = "demo-orders"
@@ -71,24 +70,9 @@ def incident_records() -> Iterator[dict[str, object]]:
 
 
 def replay_incidents(bootstrap: str) -> None:
-    from kafka import KafkaProducer
-
     create_topic(bootstrap, MIRROR, 50)
-    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
-    count = 0
-    for rec in incident_records():
-        value = rec.get("value")
-        producer.send(
-            MIRROR,
-            key=base64.b64decode(str(rec["key"])),
-            value=None if value is None else base64.b64decode(str(value)),
-            partition=int(str(rec["partition"])),
-            # Event time drives the cross-snapshot findings: keep the incident's own clock.
-            timestamp_ms=int(str(rec["timestamp"])),
-        )
-        count += 1
-    producer.flush()
-    producer.close()
+    # Event time drives the cross-snapshot findings: the records keep the incident's own clock.
+    count = replay(bootstrap, MIRROR, incident_records())
     say(f"replayed {count} records of {', '.join(Path(n).stem for n in INCIDENTS)} into {MIRROR}")
 
 

@@ -6,9 +6,11 @@ rebalance, i.e. a new group-metadata record), consume, commit and leave.
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
@@ -105,18 +107,22 @@ def scale_out_group(bootstrap: str, group: str, topic: str, partitions: int, siz
             m.close()
 
 
-def main() -> int:
-    """``python -m groupwatch.demo.traffic BOOTSTRAP``: a few groups that rebalance and commit."""
-    import sys
-
-    bootstrap = sys.argv[1]
-    create_topic(bootstrap, "demo-orders", 6)
-    produce(bootstrap, "demo-orders", [(None, b"order-%d" % i) for i in range(120)])
-    for group, size in (("demo-orders-etl", 3), ("demo-billing", 2)):
-        print(f"[demo] group {group}: scaling out to {size} members", file=sys.stderr)
-        scale_out_group(bootstrap, group, "demo-orders", partitions=6, size=size)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def replay(bootstrap: str, topic: str, records: Iterable[Mapping[str, Any]]) -> int:
+    """Produce raw ``__consumer_offsets``-style records (``groupwatch decode`` input lines:
+    base64 key/value) into ``topic``, each in its own partition and with its own timestamp,
+    so a group's records keep their order and event time. Returns how many were sent."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    count = 0
+    for rec in records:
+        value = rec.get("value")
+        producer.send(
+            topic,
+            key=base64.b64decode(str(rec["key"])),
+            value=None if value is None else base64.b64decode(str(value)),
+            partition=int(str(rec["partition"])),
+            timestamp_ms=int(str(rec["timestamp"])),
+        )
+        count += 1
+    producer.flush()
+    producer.close()
+    return count

@@ -8,8 +8,6 @@ import sys
 
 from groupwatch import config as config_mod
 
-log = logging.getLogger("groupwatch.job")
-
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     """``--conf`` and ``--set``, shared by every command that reads the configuration."""

@@ -82,7 +82,7 @@ def print_summary(spark: SparkSession, cfg: Config) -> None:
     findings = spark.read.format("delta").load(cfg.table_path("findings"))
     snapshots = spark.read.format("delta").load(cfg.table_path("group_snapshots"))
     groups = snapshots.select("group").distinct().count()
-    rows = findings.orderBy("severity", "group", "generation", "kind").collect()
+    rows = findings.collect()
     print(f"\n{snapshots.count()} group snapshots of {groups} groups; {len(rows)} findings")
     order = {"critical": 0, "error": 1, "warning": 2, "info": 3}
     for row in sorted(rows, key=lambda r: (order.get(r.severity, 9), r.group, r.generation or 0)):
