@@ -67,6 +67,12 @@ class JobConfig:
 
     app_name: str = "groupwatch"
     trigger_interval: str = "5 seconds"
+    #: Every N-th micro-batch, drop superseded state versions and the state of deleted and
+    #: silent groups (0 = never; the state table then grows by one row per group per batch).
+    state_maintenance_every_n_batches: int = 20
+    #: A group with no record at all (metadata or offset commit) for this many hours of stream
+    #: time loses its analysis state (0 = never).
+    expire_idle_groups_hours: int = 168
 
 
 _DETECTOR = DetectorConfig()

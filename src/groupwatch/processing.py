@@ -42,6 +42,8 @@ class GroupResult:
 
     state: dict[str, Any]
     rows: dict[str, list[Row]] = field(default_factory=dict)
+    #: The group's newest group-metadata record is a tombstone: the group was deleted.
+    deleted: bool = False
 
     def add(self, table: str, rows: Iterable[Row]) -> None:
         self.rows.setdefault(table, []).extend(rows)
@@ -240,6 +242,7 @@ def process_group(
                             ],
                         )
             generation = snapshot["generation"]
+            result.deleted = bool(line.get("tombstone"))
             if line.get("tombstone"):
                 after = int(current.get("last_generation", -1)) + 1
                 result.add(

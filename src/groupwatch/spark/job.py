@@ -17,6 +17,7 @@ no RocksDB provider is needed.  ``docs/job.md`` explains the choice.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import logging
 import time
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("groupwatch.job")
 
 APP_ID = "groupwatch-job"
+MAINTENANCE_APP_ID = "groupwatch-state-maintenance"
 QUERY_NAME = "groupwatch"
 OUT_SCHEMA = "tbl string, grp string, payload string, key binary, value binary"
 RECORD_NAMES = {0: "offset_commit", 1: "offset_commit", 2: "group_metadata"}
@@ -116,12 +118,22 @@ class GroupwatchJob:
             F.col("kgroup").isNull() | ~F.col("kgroup").startswith(READER_GROUP_PREFIX)
         ).persist()
         try:
-            counts = {r["rtype"]: r["count"] for r in df.groupBy("rtype").count().collect()}
+            stats = (
+                df.groupBy("rtype")
+                .agg(F.count(F.lit(1)).alias("n"), F.max("ts").alias("ts"))
+                .collect()
+            )
+            counts = {r["rtype"]: r["n"] for r in stats}
             if not counts:
                 return
             if any(counts.get(t, 0) for t in keys.OFFSET_COMMIT_TYPES):
                 self._write_offsets(df, batch_id)
             written = self._analyze(df, batch_id, detected_at)
+            # The stream's own clock (newest record time of the batch) decides silence, so a
+            # backlog of old records does not expire every group it has not reached yet.
+            clock = max((r["ts"] for r in stats if r["ts"] is not None), default=None)
+            if clock is not None:
+                self._maintain_state(batch_id, clock)
         finally:
             df.unpersist()
         self._report(batch_id, counts, written, time.monotonic() - started)
@@ -232,13 +244,39 @@ class GroupwatchJob:
         extra = [F.col(c) for c in ("key", "value") if c in table.column_names]
         return parsed.select(*cols, *extra)
 
+    def _tally(
+        self, out: DataFrame
+    ) -> tuple[dict[str, int], dict[tuple[str, str], int], dict[str, int]]:
+        """Rows per table, findings per (kind, severity), quarantine rows per stage: one job."""
+        from pyspark.sql import functions as F
+
+        payload = F.col("payload")
+        label = F.when(
+            F.col("tbl") == tables.FINDINGS.name,
+            F.concat_ws(
+                "\t", F.get_json_object(payload, "$.kind"), F.get_json_object(payload, "$.severity")
+            ),
+        ).when(F.col("tbl") == tables.QUARANTINE.name, F.get_json_object(payload, "$.stage"))
+        counts: dict[str, int] = {}
+        findings: dict[tuple[str, str], int] = {}
+        stages: dict[str, int] = {}
+        for row in out.groupBy("tbl", label.alias("label")).count().collect():
+            table, n = row["tbl"], row["count"]
+            counts[table] = counts.get(table, 0) + n
+            if table == tables.FINDINGS.name:
+                kind, _, severity = row["label"].partition("\t")
+                findings[(kind, severity)] = n
+            elif table == tables.QUARANTINE.name:
+                stages[row["label"]] = stages.get(row["label"], 0) + n
+        return counts, findings, stages
+
     def _write_outputs(
         self, out: DataFrame, batch_id: int, detected_at: dt.datetime
     ) -> dict[str, int]:
         """Write each table that has rows; every write is skipped if this batch already did it."""
         from pyspark.sql import functions as F
 
-        counts = {r["tbl"]: r["count"] for r in out.groupBy("tbl").count().collect()}
+        counts, by_kind, self._last_quarantine = self._tally(out)
         cfg, spark = self.config, self.spark
         snapshots = self._rows(out, tables.GROUP_SNAPSHOTS)
         members = self._rows(out, tables.MEMBER_ASSIGNMENTS)
@@ -246,50 +284,143 @@ class GroupwatchJob:
         if self.validator is not None and batch_id % self.validate_every == 0:
             extra = self._validate(batch_id, snapshots, members, out, detected_at)
             if extra is not None:
+                extra = extra.persist()
+                rejected = extra.count()
                 quarantine = quarantine.unionByName(extra)
-                counts["quarantine"] = counts.get("quarantine", 0) + extra.count()
-        self._last_quarantine = {}
-        if counts.get(tables.QUARANTINE.name):
-            self._last_quarantine = {
-                r["stage"]: r["count"] for r in quarantine.groupBy("stage").count().collect()
-            }
+                counts["quarantine"] = counts.get("quarantine", 0) + rejected
+                self._last_quarantine["validate"] = rejected
+        writes: dict[str, Callable[[], object]] = {}
         for frame, table in (
             (snapshots, tables.GROUP_SNAPSHOTS),
             (members, tables.MEMBER_ASSIGNMENTS),
             (quarantine, tables.QUARANTINE),
         ):
             if counts.get(table.name):
-                sinks.append_once(frame, table, cfg, APP_ID, batch_id)
+                writes[table.name] = functools.partial(
+                    sinks.append_once, frame, table, cfg, APP_ID, batch_id
+                )
         if counts.get(tables.PARTITION_OWNERSHIP.name):
-            sinks.merge_once(
-                spark,
-                self._rows(out, tables.PARTITION_OWNERSHIP),
-                tables.PARTITION_OWNERSHIP,
-                cfg,
-                APP_ID,
-                batch_id,
+            ownership = self._rows(out, tables.PARTITION_OWNERSHIP)
+            writes[tables.PARTITION_OWNERSHIP.name] = sinks.merge(
+                spark, ownership, tables.PARTITION_OWNERSHIP, cfg
             )
-        self._last_findings = {}
         if counts.get(tables.FINDINGS.name):
             findings = self._rows(out, tables.FINDINGS)
-            sinks.merge_once(spark, findings, tables.FINDINGS, cfg, APP_ID, batch_id, update=False)
-            by_kind = findings.groupBy("kind", "severity").count().collect()
-            for row in by_kind:
-                sev = row["severity"]
-                self._last_findings[sev] = self._last_findings.get(sev, 0) + row["count"]
-                if self.metrics is not None:
-                    self.metrics.findings.labels(row["kind"], sev).inc(row["count"])
+            writes[tables.FINDINGS.name] = sinks.merge(
+                spark, findings, tables.FINDINGS, cfg, update=False
+            )
         states = self._rows(out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
-        sinks.append_once(states, tables.GROUP_STATE, cfg, APP_ID, batch_id)
+        writes[tables.GROUP_STATE.name] = functools.partial(
+            sinks.append_once, states, tables.GROUP_STATE, cfg, APP_ID, batch_id
+        )
+        with sinks.transaction(spark, APP_ID, batch_id):
+            sinks.run_concurrently(writes)
+        self._last_findings = {}
+        for (kind, severity), n in by_kind.items():
+            self._last_findings[severity] = self._last_findings.get(severity, 0) + n
+            if self.metrics is not None:
+                self.metrics.findings.labels(kind, severity).inc(n)
         if self.notifier is not None:
             # Findings and snapshots of one batch go together: a snapshot without findings
             # is what resolves a group's open alerts. Delivery never blocks the batch.
-            found = self._rows(out, tables.FINDINGS).collect() if counts.get("findings") else []
+            found = self._rows(out, tables.FINDINGS).collect() if by_kind else []
             snaps = snapshots.select(
                 "group", "generation", "tombstone", "source_timestamp", "source_offset"
             ).collect()
             self.notifier.process(found, snaps)
         return counts
+
+    def _maintain_state(self, batch_id: int, clock_ms: int) -> None:
+        """Every N-th batch: drop state versions no batch will read again, and the state of
+        deleted groups and of groups silent for ``job.expire_idle_groups_hours``.
+
+        Only versions older than this batch are dropped, and never the newest of them, so a
+        replay of this batch (after a crash) reads exactly the state its first attempt read.
+        A silent group has no version in this batch, so a replay never reads its state either.
+        """
+        from delta.tables import DeltaTable
+        from pyspark.sql import functions as F
+
+        job = self.config.job
+        every = job.state_maintenance_every_n_batches
+        if every <= 0 or batch_id % every:
+            return
+        path = self.config.table_path(tables.GROUP_STATE.name)
+        spark = self.spark
+        versions = spark.read.format("delta").load(path).where(F.col("batch_id") <= batch_id)
+        older = F.col("batch_id") < batch_id
+        per_group = versions.groupBy("group").agg(
+            F.max(F.when(older, F.col("batch_id"))).alias("newest_before"),
+            F.max_by(F.when(older, F.col("deleted")), F.when(older, F.col("batch_id"))).alias(
+                "gone"
+            ),
+            (F.max("batch_id") == batch_id).alias("touched"),
+            F.max("last_event_time").alias("last_event_time"),
+        )
+        commits = (
+            spark.read.format("delta")
+            .load(self.config.table_path(tables.GROUP_OFFSETS.name))
+            .groupBy("group")
+            .agg(F.max("last_commit_time").alias("last_commit_time"))
+        )
+        hours = job.expire_idle_groups_hours
+        last_seen = F.greatest(
+            F.unix_millis("last_event_time"),
+            F.coalesce(F.unix_millis("last_commit_time"), F.lit(0)),
+        )
+        silent = (
+            (~F.col("touched")) & (last_seen < F.lit(clock_ms - hours * 3_600_000))
+            if hours > 0
+            else F.lit(False)
+        )
+        verdict = (
+            per_group.join(commits, "group", "left")
+            .select(
+                "group",
+                "newest_before",
+                F.coalesce(F.col("gone"), F.lit(False)).alias("gone"),
+                silent.alias("silent"),
+            )
+            .persist()
+        )
+        try:
+            doomed = versions.join(verdict, "group").where(
+                older
+                & ((F.col("batch_id") < F.col("newest_before")) | F.col("gone") | F.col("silent"))
+            )
+            summary = verdict.agg(
+                F.count(F.lit(1)).alias("groups"),
+                F.sum(F.col("gone").cast("int")).alias("gone"),
+                F.sum(F.col("silent").cast("int")).alias("silent"),
+            ).first()
+            dropped = doomed.count()
+            if dropped:
+                target = DeltaTable.forPath(spark, path)
+                merge = (
+                    target.alias("t")
+                    .merge(
+                        doomed.select("group", "batch_id").alias("s"),
+                        "t.group = s.group AND t.batch_id = s.batch_id",
+                    )
+                    .whenMatchedDelete()
+                )
+                # Its own transaction app id: the batch's append already holds APP_ID's.
+                sinks.run_once(spark, merge.execute, MAINTENANCE_APP_ID, batch_id)
+        finally:
+            verdict.unpersist()
+        assert summary is not None
+        kept = int(summary["groups"]) - int(summary["gone"] or 0) - int(summary["silent"] or 0)
+        if self.metrics is not None:
+            self.metrics.state_groups.set(kept)
+        log.info(
+            "batch %d: state maintenance dropped %d version(s): %d deleted and %d silent "
+            "group(s) forgotten; %d group(s) keep state",
+            batch_id,
+            dropped,
+            int(summary["gone"] or 0),
+            int(summary["silent"] or 0),
+            kept,
+        )
 
     def _validate(
         self,
@@ -463,9 +594,11 @@ def _process_pandas(
     last = max(r.timestamp_ms for r in records)
     state_row = {
         "group": group,
-        "state": json.dumps(result.state, sort_keys=True),
+        # A deleted group starts afresh if its name is used again; the marker row lets the
+        # next state maintenance drop the group's versions.
+        "state": None if result.deleted else json.dumps(result.state, sort_keys=True),
         "last_event_time": processing._ts(last),
-        "deleted": False,
+        "deleted": result.deleted,
     }
     out.append(("group_state", group, json.dumps(state_row, default=_json_default), None, None))
     return pd.DataFrame(out, columns=["tbl", "grp", "payload", "key", "value"])

@@ -8,7 +8,9 @@ carry the same transaction id through the session confs, so they are skipped too
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from groupwatch.config import Config
@@ -56,36 +58,62 @@ def append_once(df: DataFrame, table: Table, config: Config, app_id: str, batch_
     )
 
 
-def merge_once(
-    spark: SparkSession,
-    df: DataFrame,
-    table: Table,
-    config: Config,
-    app_id: str,
-    batch_id: int,
-    *,
-    update: bool = True,
-) -> None:
-    """Upsert ``df`` on the table's key (insert only, with ``update=False``), once per batch."""
+def merge(
+    spark: SparkSession, df: DataFrame, table: Table, config: Config, *, update: bool = True
+) -> Callable[[], object]:
+    """An upsert of ``df`` on the table's key (insert only, with ``update=False``), not yet run.
+
+    Run it inside :func:`transaction` so that a replayed batch skips it.
+    """
     from delta.tables import DeltaTable
 
     target = DeltaTable.forPath(spark, config.table_path(table.name))
     on = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in table.key)
-    merge = target.alias("t").merge(conform(df, table).alias("s"), on)
+    builder = target.alias("t").merge(conform(df, table).alias("s"), on)
     if update:
-        merge = merge.whenMatchedUpdateAll()
-    merge = merge.whenNotMatchedInsertAll()
-    run_once(spark, merge.execute, app_id, batch_id)
+        builder = builder.whenMatchedUpdateAll()
+    builder = builder.whenNotMatchedInsertAll()
+    return builder.execute
+
+
+@contextmanager
+def transaction(spark: SparkSession, app_id: str, batch_id: int) -> Iterator[None]:
+    """Every Delta MERGE/UPDATE/DELETE run inside carries (app, batch) and is skipped by Delta
+    if that table already committed it.
+
+    The settings are session-wide, so concurrent writes inside must all belong to this batch.
+    """
+    spark.conf.set(_TXN_APP, app_id)
+    spark.conf.set(_TXN_VERSION, str(batch_id))
+    try:
+        yield
+    finally:
+        spark.conf.unset(_TXN_APP)
+        spark.conf.unset(_TXN_VERSION)
 
 
 def run_once(
     spark: SparkSession, command: Callable[[], object], app_id: str, batch_id: int
 ) -> None:
-    """Run a Delta MERGE/UPDATE/DELETE under a transaction id: skipped if already committed."""
-    spark.conf.set(_TXN_APP, app_id)
-    spark.conf.set(_TXN_VERSION, str(batch_id))
-    try:
+    """Run one Delta MERGE/UPDATE/DELETE under a transaction id: skipped if already committed."""
+    with transaction(spark, app_id, batch_id):
         command()
-    finally:
-        spark.conf.unset(_TXN_APP)
-        spark.conf.unset(_TXN_VERSION)
+
+
+def run_concurrently(writes: dict[str, Callable[[], object]]) -> None:
+    """Run independent writes (to different tables) at the same time.
+
+    Each Delta commit on a small batch is mostly driver-side waiting (log listing, snapshot
+    rebuild, task scheduling), so a batch's five or six writes overlap well even on two cores.
+    The first failure is raised after every write has finished.
+    """
+    if len(writes) <= 1:
+        for write in writes.values():
+            write()
+        return
+    with ThreadPoolExecutor(max_workers=len(writes), thread_name_prefix="groupwatch-write") as pool:
+        futures = {name: pool.submit(write) for name, write in writes.items()}
+    for name, future in futures.items():
+        exc = future.exception()
+        if exc is not None:
+            raise RuntimeError(f"writing {name} failed: {exc}") from exc
