@@ -1,0 +1,138 @@
+"""Crash safety: the job killed hard (SIGKILL of its whole process group: driver, JVM, Python
+workers) at random points mid-stream, restarted from its checkpoint each time, ends with
+exactly the tables of a clean uninterrupted run over the same input.
+
+The input is the whole scenario library (findings, quarantined garbage, ownership history,
+offset commits, tombstones) in a mirror topic, read a few records per micro-batch so that the
+kills land between and inside batches. The random seed is printed; set GROUPWATCH_CRASH_SEED
+to replay a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupwatch.demo.traffic import create_topic, replay
+from groupwatch.tables import TABLES
+from tests.integration.test_job_scenarios import namespaced
+from tests.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+MIRROR = "crash-mirror"
+KILLS = 3
+#: Columns holding the wall-clock time of the write: the only ones a replay may change.
+WALL_CLOCK = {"detected_at", "quarantined_at", "validated_at"}
+RUN_TIMEOUT = 600.0
+
+
+@pytest.fixture(scope="module")
+def mirror(broker: str) -> dict[str, int]:
+    docs = [namespaced(load(p), f"{p.stem}.") for p in scenario_files()]
+    create_topic(broker, MIRROR, OFFSETS_PARTITIONS)
+    for doc in docs:
+        replay(broker, MIRROR, raw_records(doc))
+    return {t: n for doc in docs for t, n in (doc.get("partitions") or {}).items()}
+
+
+def _command(broker: str, root: Path, counts: dict[str, int]) -> list[str]:
+    exe = Path(sys.executable).parent / "groupwatch"
+    settings = [
+        f"source.bootstrap_servers={broker}",
+        f"source.topic={MIRROR}",
+        # About a dozen micro-batches over the 62 records.
+        "source.max_offsets_per_trigger=5",
+        f"delta.root={root / 'delta'}",
+        f"checkpoint.root={root / 'checkpoints'}",
+        "validation.every_n_batches=3",
+        "job.state_maintenance_every_n_batches=4",
+        "metrics.port=0",
+        "alerts.rules=",
+        "spark.master=local[2]",
+        "spark.shuffle_partitions=2",
+        f"detect.partitions={json.dumps(counts)}",
+    ]
+    return [str(exe), "run", "--once", *[a for s in settings for a in ("--set", s)]]
+
+
+def _start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
+    # Its own process group, so one killpg reaches the JVM and the Python workers too.
+    return subprocess.Popen(
+        cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def _finish(proc: subprocess.Popen[bytes], log: Path) -> None:
+    try:
+        code = proc.wait(RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"the job did not finish in {RUN_TIMEOUT}s:\n{log.read_text()[-4000:]}")
+    assert code == 0, log.read_text()[-4000:]
+
+
+def _batches_started(root: Path) -> int:
+    offsets = root / "checkpoints" / "groupwatch" / "offsets"
+    return len([p for p in offsets.glob("[0-9]*")]) if offsets.exists() else 0
+
+
+def _table(root: Path, name: str) -> list[dict[str, Any]]:
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(root / "delta" / name)).to_pyarrow_table().to_pylist()
+    for row in rows:
+        for column in WALL_CLOCK & row.keys():
+            row.pop(column)
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=repr))
+
+
+def test_sigkill_mid_stream_then_restart_equals_a_clean_run(
+    broker: str, mirror: dict[str, int], tmp_path: Path
+) -> None:
+    seed = int(os.environ.get("GROUPWATCH_CRASH_SEED", random.randrange(1 << 30)))
+    print(f"GROUPWATCH_CRASH_SEED={seed}")
+    rng = random.Random(seed)
+
+    clean, crashed = tmp_path / "clean", tmp_path / "crashed"
+    log = tmp_path / "job.log"
+    _finish(_start(_command(broker, clean, mirror), log), log)
+    total = _batches_started(clean)
+    assert total >= 8, f"expected many small batches, got {total}"
+
+    kills = 0
+    while kills < KILLS:
+        proc = _start(_command(broker, crashed, mirror), log)
+        # Wait for a batch to begin (its offsets are logged before it runs), then kill at a
+        # random moment inside it or the next one.
+        begun = _batches_started(crashed)
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while _batches_started(crashed) == begun and proc.poll() is None:
+            assert time.monotonic() < deadline, log.read_text()[-4000:]
+            time.sleep(0.1)
+        time.sleep(rng.uniform(0.0, 4.0))
+        if proc.poll() is not None:
+            break  # finished before the kill: nothing left to interrupt
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kills += 1
+        print(f"kill {kills} during batch {_batches_started(crashed) - 1} of {total}")
+    assert kills >= 2, "the job finished before it could be killed twice"
+    _finish(_start(_command(broker, crashed, mirror), log), log)
+
+    assert _batches_started(crashed) == total
+    for name in TABLES:
+        expected, actual = _table(clean, name), _table(crashed, name)
+        assert len(actual) == len(expected), name
+        assert actual == expected, name
+    assert _table(clean, "findings"), "the input should have produced findings"
+    assert _table(clean, "quarantine"), "the input should have produced quarantine rows"
