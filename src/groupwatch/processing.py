@@ -268,4 +268,3 @@ def process_group(
             last[tuple(row[k] for k in OWNERSHIP_KEY)] = row
         result.rows["partition_ownership"] = list(last.values())
     return result
-

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from groupwatch.broker import BrokerError
@@ -31,7 +33,6 @@ def run_job(cfg: Config, *, once: bool) -> int:
     metrics = JobMetrics()
     if cfg.metrics.port:
         metrics.serve(cfg.metrics.host, cfg.metrics.port)
-    spark.streams.addListener(ProgressListener(metrics))
     validator = None
     if cfg.validation.every_n_batches > 0:
         from groupwatch.spark.validation import BatchValidator
@@ -51,6 +52,7 @@ def run_job(cfg: Config, *, once: bool) -> int:
         validate_every=max(1, cfg.validation.every_n_batches),
         notifier=notifier,
     )
+    spark.streams.addListener(ProgressListener(metrics, job.batch_log))
     try:
         writer = job.writer(once=once)
     except (BrokerError, ValueError) as exc:
@@ -64,17 +66,26 @@ def run_job(cfg: Config, *, once: bool) -> int:
         "until caught up" if once else f"every {cfg.job.trigger_interval}",
     )
     query = writer.start()
+    # A service manager or container stops the job with SIGTERM: stop the query between
+    # batches as Ctrl-C does, instead of dying mid-write (which a restart would repair, slowly).
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         query.awaitTermination()
     except KeyboardInterrupt:
         log.info("stopping")
         query.stop()
     finally:
+        signal.signal(signal.SIGTERM, previous)
+        job.batch_log.flush()
         if notifier is not None:
             notifier.close(timeout=10)
     if once:
         print_summary(spark, cfg)
     return 0
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def print_summary(spark: SparkSession, cfg: Config) -> None:

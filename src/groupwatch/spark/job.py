@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from groupwatch import processing, tables
 from groupwatch.config import Config
+from groupwatch.job.batchlog import BatchLog
 from groupwatch.spark import keys, sinks
 from groupwatch.spark.pipelines import READER_GROUP_PREFIX, read_source
 
@@ -80,6 +81,8 @@ class GroupwatchJob:
         self.validate_every = max(1, validate_every)
         self.notifier = notifier
         self._last_findings: dict[str, int] = {}
+        #: Completed by the query's progress (lag), see ``spark.metrics.ProgressListener``.
+        self.batch_log = BatchLog(log)
         self._last_quarantine: dict[str, int] = {}
 
     # -- the query -----------------------------------------------------------------------------
@@ -524,14 +527,13 @@ class GroupwatchJob:
         for name, n in by_type.items():
             merged[name] = merged.get(name, 0) + n
         findings = self._last_findings
-        log.info(
-            "batch %d: %d records (%s); findings %s; quarantined %d; %.1fs",
+        self.batch_log.batch_done(
             batch_id,
-            sum(merged.values()),
-            ", ".join(f"{k} {v}" for k, v in sorted(merged.items())),
-            ", ".join(f"{k} {v}" for k, v in sorted(findings.items())) or "none",
-            written.get("quarantine", 0),
-            seconds,
+            f"{sum(merged.values())} records ("
+            + ", ".join(f"{k} {v}" for k, v in sorted(merged.items()))
+            + "); findings "
+            + (", ".join(f"{k} {v}" for k, v in sorted(findings.items())) or "none")
+            + f"; quarantined {written.get('quarantine', 0)}; {seconds:.1f}s",
         )
         if self.metrics is not None:
             for name, n in merged.items():

@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 from pyspark.sql.streaming import StreamingQueryListener
 
 from groupwatch.detect.catalogue import CATALOGUE
+from groupwatch.job.batchlog import BatchLog
 
 log = logging.getLogger("groupwatch.metrics")
 
@@ -83,8 +84,9 @@ def _lag(progress: dict[str, Any]) -> float | None:
 class ProgressListener(StreamingQueryListener):
     """Copies each query progress into the job's gauges."""
 
-    def __init__(self, metrics: JobMetrics) -> None:
+    def __init__(self, metrics: JobMetrics, batch_log: BatchLog | None = None) -> None:
         self.metrics = metrics
+        self.batch_log = batch_log
 
     def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's interface
         log.info("query %s started (run %s)", event.name, event.runId)
@@ -101,6 +103,13 @@ class ProgressListener(StreamingQueryListener):
         lag = _lag(progress)
         if lag is not None:
             m.source_lag.set(lag)
+        if self.batch_log is not None:
+            self.batch_log.progress(
+                int(progress.get("batchId", -1)),
+                int(progress.get("numInputRows") or 0),
+                lag,
+                float(progress.get("processedRowsPerSecond") or 0.0),
+            )
 
     def onQueryIdle(self, event: Any) -> None:  # noqa: N802
         pass

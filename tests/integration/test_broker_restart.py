@@ -1,0 +1,129 @@
+"""The broker restarts under a running job: the job keeps running, picks up what arrives after
+the restart, and still ends with exactly the scenario library's findings.  It then stops
+cleanly on SIGTERM, as a service manager would stop it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupwatch.broker import LocalBroker
+from groupwatch.demo.traffic import create_topic, replay
+from tests.integration.test_job_scenarios import _groups, namespaced
+from tests.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+from tests.scenarios.test_scenarios import check
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+MIRROR = "restart-mirror"
+WAIT = 300.0
+
+
+@pytest.fixture
+def own_broker() -> Iterator[LocalBroker]:
+    """A broker of this test's own: restarting the session's broker would disturb others."""
+    local = LocalBroker(f"pytest-restart-{os.getpid()}")
+    local.start(fresh=True)
+    yield local
+    local.stop()
+    shutil.rmtree(local.dir, ignore_errors=True)
+
+
+def _findings(root: Path) -> list[dict[str, Any]]:
+    from deltalake import DeltaTable
+
+    path = root / "findings"
+    if not (path / "_delta_log").exists():
+        return []
+    rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    for row in rows:
+        row["evidence"] = json.loads(row["evidence"])
+    return rows
+
+
+def _wait(what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + WAIT
+    while not ready():
+        if proc.poll() is not None:
+            pytest.fail(
+                f"the job exited ({proc.returncode}) waiting for {what}:\n"
+                + log.read_text()[-4000:]
+            )
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} after {WAIT}s:\n" + log.read_text()[-4000:])
+        time.sleep(0.5)
+
+
+def test_job_survives_a_broker_restart(own_broker: LocalBroker, tmp_path: Path) -> None:
+    docs = {p.stem: namespaced(load(p), f"{p.stem}.") for p in scenario_files()}
+    names = sorted(docs)
+    before, after = names[: len(names) // 2], names[len(names) // 2 :]
+    counts = {t: n for doc in docs.values() for t, n in (doc.get("partitions") or {}).items()}
+    bootstrap = own_broker.start().bootstrap  # already running: returns its state
+    create_topic(bootstrap, MIRROR, OFFSETS_PARTITIONS)
+    for name in before:
+        replay(bootstrap, MIRROR, raw_records(docs[name]))
+
+    delta = tmp_path / "delta"
+    settings = [
+        f"source.bootstrap_servers={bootstrap}",
+        f"source.topic={MIRROR}",
+        f"delta.root={delta}",
+        f"checkpoint.root={tmp_path / 'checkpoints'}",
+        "job.trigger_interval=1 second",
+        "metrics.port=0",
+        "alerts.rules=",
+        "spark.master=local[2]",
+        "spark.shuffle_partitions=2",
+        f"detect.partitions={json.dumps(counts)}",
+    ]
+    exe = Path(sys.executable).parent / "groupwatch"
+    log = tmp_path / "job.log"
+    proc = subprocess.Popen(
+        [str(exe), "run", *[a for s in settings for a in ("--set", s)]],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+
+        def seen(group_names: list[str]) -> Callable[[], bool]:
+            wanted = {n for n in group_names if docs[n]["expect"]}
+
+            def ready() -> bool:
+                groups = {f["group"] for f in _findings(delta)}
+                return all(groups & _groups(docs[n]) for n in wanted)
+
+            return ready
+
+        _wait("findings of the first half", seen(before), proc, log)
+        own_broker.stop()
+        time.sleep(5)  # the job's reader now fails to reach the broker for a few triggers
+        assert proc.poll() is None, log.read_text()[-4000:]
+        state = own_broker.start()
+        assert state.bootstrap == bootstrap  # same ports: the job's settings still hold
+        for name in after:
+            replay(bootstrap, MIRROR, raw_records(docs[name]))
+        _wait("findings of the second half", seen(after), proc, log)
+
+        proc.send_signal(signal.SIGTERM)  # to the driver only: it stops the query itself
+        assert proc.wait(120) == 0, log.read_text()[-4000:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    found = _findings(delta)
+    for doc in docs.values():
+        check(doc, [f for f in found if f["group"] in _groups(doc)])
+    assert "stopping" in log.read_text()
