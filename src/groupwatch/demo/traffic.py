@@ -90,17 +90,27 @@ def wait_until_assigned(members: Sequence[Member], partitions: int, timeout: flo
     raise AssertionError(f"group did not settle: {[m.assignment() for m in members]}")
 
 
-def scale_out_group(bootstrap: str, group: str, topic: str, partitions: int, size: int) -> int:
-    """Start members one by one (a rebalance each), let them commit, then leave.
-
-    Returns how many records the members consumed.
-    """
+def scale_out_group(
+    bootstrap: str,
+    group: str,
+    topic: str,
+    partitions: int,
+    size: int,
+    *,
+    consume: int = 0,
+    timeout: float = 60,
+) -> int:
+    """Start members one by one (a rebalance each), let them consume (and commit) at least
+    ``consume`` records, then leave (closing a member lets its last poll commit first).
+    Returns how many records the members consumed."""
     members: list[Member] = []
     try:
         for _ in range(size):
             members.append(Member(bootstrap, group, [topic]))
-            wait_until_assigned(members, partitions)
-        time.sleep(1.0)
+            wait_until_assigned(members, partitions, timeout)
+        deadline = time.monotonic() + timeout
+        while sum(m.consumed for m in members) < consume and time.monotonic() < deadline:
+            time.sleep(0.2)
         return sum(m.consumed for m in members)
     finally:
         for m in members:

@@ -131,7 +131,12 @@ class GroupwatchJob:
                 return
             if any(counts.get(t, 0) for t in keys.OFFSET_COMMIT_TYPES):
                 self._write_offsets(df, batch_id)
-            written = self._analyze(df, batch_id, detected_at)
+            written: dict[str, int] = {}
+            self._last_findings, self._last_quarantine = {}, {}
+            if any(n for t, n in counts.items() if t not in keys.OFFSET_COMMIT_TYPES):
+                # Most batches of a quiet cluster hold offset commits only: no Python, no
+                # state version, no empty commits.
+                written = self._analyze(df, batch_id, detected_at)
             # The stream's own clock (newest record time of the batch) decides silence, so a
             # backlog of old records does not expire every group it has not reached yet.
             clock = max((r["ts"] for r in stats if r["ts"] is not None), default=None)
