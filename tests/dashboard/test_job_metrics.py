@@ -8,8 +8,8 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from groupwatch.scenarios.builder import load, raw_records
 from tests.dashboard.realjob import SCENARIO, RealJob
-from tests.scenarios.builder import load, raw_records
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

@@ -19,8 +19,8 @@ import pytest
 
 from groupwatch.broker import LocalBroker
 from groupwatch.demo.traffic import create_topic, replay
+from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.integration.test_job_scenarios import _groups, namespaced
-from tests.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.scenarios.test_scenarios import check
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

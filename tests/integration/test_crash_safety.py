@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from groupwatch.demo.traffic import create_topic, replay
+from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from groupwatch.tables import TABLES
 from tests.integration.test_job_scenarios import namespaced
-from tests.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

@@ -17,8 +17,8 @@ import pytest
 
 from groupwatch import config
 from groupwatch.demo.traffic import create_topic, replay
+from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.integration.test_job_real_groups import run_once, table
-from tests.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.scenarios.test_scenarios import check
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 from typing import Any
 
 from groupwatch.config import load
 from groupwatch.job.components import EngineAnalysis
 from groupwatch.processing import OWNERSHIP_KEY, SourceRecord, process_group
-from tests.scenarios.builder import decoded_lines
-from tests.scenarios.builder import load as load_scenario
+from groupwatch.scenarios.builder import LIBRARY, decoded_lines
+from groupwatch.scenarios.builder import load as load_scenario
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def scenario_records(name: str) -> tuple[list[SourceRecord], dict[tuple[int, int], dict[str, Any]]]:
-    lines = decoded_lines(load_scenario(SCENARIOS / name))
+    lines = decoded_lines(load_scenario(LIBRARY / name))
     by_pos = {(ln["partition"], ln["offset"]): ln for ln in lines}
     records = [
         SourceRecord(b"k", b"v", ln["topic"], ln["partition"], ln["offset"], ln["timestamp"])

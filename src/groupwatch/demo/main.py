@@ -7,7 +7,6 @@ Ctrl-C stops the dashboard, the members and the broker.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from groupwatch import paths
 from groupwatch.broker import LocalBroker
 from groupwatch.demo.java_members import JavaGroupMembers
 from groupwatch.demo.traffic import create_topic, produce, replay
+from groupwatch.scenarios.builder import LIBRARY, load, raw_records
 
 MIRROR = "groupwatch-demo-incidents"
 TOPIC = "demo-orders"
@@ -54,19 +54,9 @@ def real_groups(bootstrap: str) -> None:
 
 
 def incident_records() -> Iterator[dict[str, object]]:
-    """The replayed incidents' raw records, from the scenario library's builder."""
-    root = paths.PROJECT_ROOT / "tests" / "scenarios"
+    """The replayed incidents' raw records, from the scenario library."""
     for name in INCIDENTS:
-        out = subprocess.run(
-            [sys.executable, "-m", "tests.scenarios.builder", str(root / name)],
-            cwd=paths.PROJECT_ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for line in out.splitlines():
-            if line.strip():
-                yield json.loads(line)
+        yield from raw_records(load(LIBRARY / name))
 
 
 def replay_incidents(bootstrap: str) -> None:

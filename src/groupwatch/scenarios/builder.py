@@ -2,7 +2,7 @@
 raw ``__consumer_offsets`` records (key/value bytes, built with the decoder's encoder).
 
 The scenario format is the stable part; the streaming job and the demo replay the raw records
-into a Kafka topic (:func:`raw_records`, or ``python -m tests.scenarios.builder FILE``).
+into a Kafka topic (:func:`raw_records`, or ``python -m groupwatch.scenarios.builder FILE``).
 
 A scenario is a JSON object::
 
@@ -41,7 +41,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+from groupwatch.scenarios.encoding import encode_line
+
+#: The scenario library: ``incidents/`` (public incidents) and ``kinds/`` (one per finding).
+LIBRARY = Path(__file__).resolve().parent
 BASE_TIME_MS = 1_700_000_000_000
 OFFSETS_PARTITIONS = 50
 
@@ -53,7 +56,7 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def scenario_files() -> list[Path]:
-    return sorted(p for d in ("incidents", "kinds") for p in (HERE / d).glob("*.json"))
+    return sorted(p for d in ("incidents", "kinds") for p in (LIBRARY / d).glob("*.json"))
 
 
 def _tps(spec: Mapping[str, list[int]] | None) -> list[dict[str, Any]]:
@@ -228,9 +231,7 @@ def decoded_lines(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
 def raw_records(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The scenario as raw records ``{"key", "value" (base64), topic, partition, offset,
     timestamp}`` -- what ``groupwatch decode`` and ``analyze`` read, and what a replay
-    produces into a topic.  Needs the decoder's encoder (issue 3)."""
-    from tests.scenarios.encoding import encode_line
-
+    produces into a topic.  Built with the decoder's encoder."""
     return [encode_line(line) for line in decoded_lines(scenario)]
 
 
@@ -239,7 +240,7 @@ def b64(data: bytes | None) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m tests.scenarios.builder [--decoded] FILE...``: print records as JSON lines."""
+    """``python -m groupwatch.scenarios.builder [--decoded] FILE...``: records as JSON lines."""
     decoded = "--decoded" in argv
     for name in (a for a in argv if not a.startswith("--")):
         scenario = load(Path(name))
