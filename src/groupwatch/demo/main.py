@@ -8,11 +8,13 @@ Ctrl-C stops the dashboard, the members and the broker.
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 from groupwatch import paths
 from groupwatch.broker import LocalBroker
@@ -66,7 +68,13 @@ def replay_incidents(bootstrap: str) -> None:
     say(f"replayed {count} records of {', '.join(Path(n).stem for n in INCIDENTS)} into {MIRROR}")
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    # `kill` (SIGTERM) cleans up like Ctrl-C: no broker or dashboard is left behind.
+    signal.signal(signal.SIGTERM, _interrupt)
     # The demo starts from nothing every time (its own broker, tables and checkpoints), so a
     # second run shows the same findings instead of replayed incidents twice.
     home = paths.home() / "demo"
