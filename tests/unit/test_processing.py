@@ -123,3 +123,25 @@ def test_an_interval_opened_and_closed_in_one_batch_is_one_row() -> None:
     assert ("C1-1", 1, 3) in {
         (r["member_id"], r["from_generation"], r["to_generation"]) for r in rows
     }
+
+
+def test_a_group_whose_last_record_is_a_tombstone_is_marked_deleted() -> None:
+    records, by_pos = scenario_records("kinds/generation_regression.json")
+    group = by_pos[(records[0].partition, records[0].offset)]["key"]["group"]
+    tombstone = next(
+        i for i, r in enumerate(records) if by_pos[(r.partition, r.offset)].get("tombstone")
+    )
+
+    def through(upto: int) -> bool:
+        return process_group(
+            group,
+            None,
+            records[:upto],
+            decode=lambda r: by_pos[(r.partition, r.offset)],
+            analysis=EngineAnalysis(load(None, env={})),
+            detected_at=NOW,
+        ).deleted
+
+    assert not through(tombstone)
+    assert through(tombstone + 1)  # state maintenance may forget the group
+    assert not through(tombstone + 2)  # the name is in use again
