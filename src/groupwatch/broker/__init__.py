@@ -274,9 +274,14 @@ def _metadata_answers(bootstrap: str) -> bool:
 
 def _cluster_id() -> str:
     # KRaft wants a base64 UUID of 22 characters, as `kafka-storage random-uuid` prints.
+    # One in 64 starts with "-", which kafka-storage's argument parser takes for an option
+    # (Kafka's own generator avoids it the same way).
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 def _java() -> str:
