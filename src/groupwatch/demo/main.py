@@ -8,19 +8,18 @@ Ctrl-C stops the dashboard, the members and the broker.
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 
 from groupwatch import paths
 from groupwatch.broker import LocalBroker
 from groupwatch.demo.java_members import JavaGroupMembers
 from groupwatch.demo.traffic import create_topic, produce, replay
 from groupwatch.scenarios.builder import LIBRARY, load, raw_records
+from groupwatch.stopping import sigterm_as_interrupt
 
 MIRROR = "groupwatch-demo-incidents"
 TOPIC = "demo-orders"
@@ -68,13 +67,13 @@ def replay_incidents(bootstrap: str) -> None:
     say(f"replayed {count} records of {', '.join(Path(n).stem for n in INCIDENTS)} into {MIRROR}")
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    # `kill` (SIGTERM) cleans up like Ctrl-C: no broker or dashboard is left behind.
-    signal.signal(signal.SIGTERM, _interrupt)
+    # `kill` cleans up like Ctrl-C: no broker or dashboard is left behind.
+    with sigterm_as_interrupt():
+        return _demo()
+
+
+def _demo() -> int:
     # The demo starts from nothing every time (its own broker, tables and checkpoints), so a
     # second run shows the same findings instead of replayed incidents twice.
     home = paths.home() / "demo"

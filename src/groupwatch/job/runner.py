@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import functools
 import logging
-import signal
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from groupwatch.broker import BrokerError
 from groupwatch.config import Config
+from groupwatch.stopping import sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -66,26 +65,21 @@ def run_job(cfg: Config, *, once: bool) -> int:
         "until caught up" if once else f"every {cfg.job.trigger_interval}",
     )
     query = writer.start()
-    # A service manager or container stops the job with SIGTERM: stop the query between
-    # batches as Ctrl-C does, instead of dying mid-write (which a restart would repair, slowly).
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # On SIGTERM too, stop the query between batches instead of dying mid-write (which a
+    # restart would repair, slowly).
     try:
-        query.awaitTermination()
+        with sigterm_as_interrupt():
+            query.awaitTermination()
     except KeyboardInterrupt:
         log.info("stopping")
         query.stop()
     finally:
-        signal.signal(signal.SIGTERM, previous)
         job.batch_log.flush()
         if notifier is not None:
             notifier.close(timeout=10)
     if once:
         print_summary(spark, cfg)
     return 0
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def print_summary(spark: SparkSession, cfg: Config) -> None:
