@@ -676,25 +676,15 @@ def _decode_cogroup(factory: Callable[[], Any], decode_records: bool) -> Callabl
     def run(_: Any, rec: Any, st: Any) -> Any:
         import pandas as pd
 
-        from groupwatch.processing import SourceRecord
+        from groupwatch.spark.job import source_records
 
         if rec.empty:
             return pd.DataFrame({"group": [], "members": []})
         # As the job's worker does per group: build the processors, order, make records.
         decode = factory()[0]
-        rec = rec.sort_values(["partition", "offset"], kind="stable")
         group = str(rec["group"].iloc[0])
         members = []
-        for k, v, t, p, o, ts in zip(
-            rec["key"],
-            rec["value"],
-            rec["topic"],
-            rec["partition"],
-            rec["offset"],
-            rec["ts"],
-            strict=True,
-        ):
-            record = SourceRecord(bytes(k), bytes(v), str(t), int(p), int(o), int(ts))
+        for record in source_records(rec):
             if not decode_records:
                 members.append(len(record.value or b""))
                 continue

@@ -32,7 +32,7 @@ from groupwatch.spark.pipelines import READER_GROUP_PREFIX, read_source
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
 
     from groupwatch.notify import Notifier
@@ -258,24 +258,25 @@ class GroupwatchJob:
         """Rows per table, findings per (kind, severity), quarantine rows per stage: one job."""
         from pyspark.sql import functions as F
 
-        payload = F.col("payload")
-        label = F.when(
-            F.col("tbl") == tables.FINDINGS.name,
-            F.concat_ws(
-                "\t", F.get_json_object(payload, "$.kind"), F.get_json_object(payload, "$.severity")
-            ),
-        ).when(F.col("tbl") == tables.QUARANTINE.name, F.get_json_object(payload, "$.stage"))
+        def field(table: tables.Table, name: str) -> Column:
+            return F.when(F.col("tbl") == table.name, F.get_json_object("payload", f"$.{name}"))
+
         counts: dict[str, int] = {}
         findings: dict[tuple[str, str], int] = {}
         stages: dict[str, int] = {}
-        for row in out.groupBy("tbl", label.alias("label")).count().collect():
+        rows = out.groupBy(
+            "tbl",
+            field(tables.FINDINGS, "kind").alias("kind"),
+            field(tables.FINDINGS, "severity").alias("severity"),
+            field(tables.QUARANTINE, "stage").alias("stage"),
+        ).count()
+        for row in rows.collect():
             table, n = row["tbl"], row["count"]
             counts[table] = counts.get(table, 0) + n
             if table == tables.FINDINGS.name:
-                kind, _, severity = row["label"].partition("\t")
-                findings[(kind, severity)] = n
+                findings[(row["kind"], row["severity"])] = n
             elif table == tables.QUARANTINE.name:
-                stages[row["label"]] = stages.get(row["label"], 0) + n
+                stages[row["stage"]] = n
         return counts, findings, stages
 
     def _write_outputs(
@@ -548,24 +549,10 @@ class GroupwatchJob:
             self.metrics.last_batch_time.set(time.time())
 
 
-def _process_pandas(
-    rec: pd.DataFrame, st: pd.DataFrame, factory: ProcessorFactory, detected_at: str
-) -> pd.DataFrame:
-    """Worker side of the cogroup: one group's records and prior state -> output rows."""
-    import pandas as pd
-
-    if rec.empty:
-        return pd.DataFrame(columns=["tbl", "grp", "payload", "key", "value"])
-    decode, analysis = factory()
-    group = str(rec["group"].iloc[0])
-    saved = st[st["state"].notna()]
-    state = json.loads(saved["state"].iloc[0]) if not saved.empty else None
-    hints = st[st["topic"].notna()].sort_values("topic")
-    commits = [
-        (str(t), int(p)) for t, p in zip(hints["topic"], hints["max_partition"], strict=True)
-    ]
+def source_records(rec: pd.DataFrame) -> list[processing.SourceRecord]:
+    """One group's rows of the cogroup as source records, in offset order."""
     rec = rec.sort_values(["partition", "offset"], kind="stable")
-    records = [
+    return [
         processing.SourceRecord(
             key=None if k is None else bytes(k),
             value=None if v is None else bytes(v),
@@ -584,6 +571,25 @@ def _process_pandas(
             strict=True,
         )
     ]
+
+
+def _process_pandas(
+    rec: pd.DataFrame, st: pd.DataFrame, factory: ProcessorFactory, detected_at: str
+) -> pd.DataFrame:
+    """Worker side of the cogroup: one group's records and prior state -> output rows."""
+    import pandas as pd
+
+    if rec.empty:
+        return pd.DataFrame(columns=["tbl", "grp", "payload", "key", "value"])
+    decode, analysis = factory()
+    group = str(rec["group"].iloc[0])
+    saved = st[st["state"].notna()]
+    state = json.loads(saved["state"].iloc[0]) if not saved.empty else None
+    hints = st[st["topic"].notna()].sort_values("topic")
+    commits = [
+        (str(t), int(p)) for t, p in zip(hints["topic"], hints["max_partition"], strict=True)
+    ]
+    records = source_records(rec)
     result = processing.process_group(
         group,
         state,
