@@ -20,7 +20,7 @@ import pytest
 from groupwatch.broker import LocalBroker
 from groupwatch.demo.traffic import create_topic, replay
 from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
-from tests.integration.test_job_scenarios import _groups, namespaced
+from tests.integration.test_job_scenarios import namespaced, scenario_groups
 from tests.scenarios.test_scenarios import check
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
@@ -102,7 +102,7 @@ def test_job_survives_a_broker_restart(own_broker: LocalBroker, tmp_path: Path) 
 
             def ready() -> bool:
                 groups = {f["group"] for f in _findings(delta)}
-                return all(groups & _groups(docs[n]) for n in wanted)
+                return all(groups & scenario_groups(docs[n]) for n in wanted)
 
             return ready
 
@@ -125,5 +125,5 @@ def test_job_survives_a_broker_restart(own_broker: LocalBroker, tmp_path: Path) 
 
     found = _findings(delta)
     for doc in docs.values():
-        check(doc, [f for f in found if f["group"] in _groups(doc)])
+        check(doc, [f for f in found if f["group"] in scenario_groups(doc)])
     assert "stopping" in log.read_text()

@@ -86,7 +86,7 @@ def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path
     for row in rows:
         row["evidence"] = json.loads(row["evidence"])
     for name, doc in scenarios.items():
-        groups = {f["group"] for f in rows} & _groups(doc)
+        groups = {f["group"] for f in rows} & scenario_groups(doc)
         found = [f for f in rows if f["group"] in groups]
         check(doc, found)  # same expectations as the engine's own scenario test
         assert found or not doc["expect"], name
@@ -99,7 +99,7 @@ def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path
     assert any(q.stage == "validate" and q.group == "kind-unsubscribed" for q in quarantine)
 
 
-def _groups(doc: dict[str, Any]) -> set[str]:
+def scenario_groups(doc: dict[str, Any]) -> set[str]:
     out = set()
     for rec in doc["records"]:
         rec = rec.get("record", rec)
