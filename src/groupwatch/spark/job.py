@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 from groupwatch import processing, tables
 from groupwatch.config import Config
 from groupwatch.job.batchlog import BatchLog
-from groupwatch.spark import keys, sinks
+from groupwatch.spark import keys, output, sinks
 from groupwatch.spark.pipelines import READER_GROUP_PREFIX, read_source
 
 if TYPE_CHECKING:
-    import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
 
@@ -44,19 +44,10 @@ log = logging.getLogger("groupwatch.job")
 APP_ID = "groupwatch-job"
 MAINTENANCE_APP_ID = "groupwatch-state-maintenance"
 QUERY_NAME = "groupwatch"
-OUT_SCHEMA = "tbl string, grp string, payload string, key binary, value binary"
 RECORD_NAMES = {0: "offset_commit", 1: "offset_commit", 2: "group_metadata"}
 
 #: Builds the per-record decoder and the findings engine inside each Python worker.
 ProcessorFactory = Callable[[], tuple[Callable[..., Any], processing.Analysis]]
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    raise TypeError(f"not JSON: {type(value)!r}")
 
 
 class GroupwatchJob:
@@ -225,16 +216,17 @@ class GroupwatchJob:
         groups = records.select("group").distinct()
         state = self._prior_state(groups, batch_id)
         factory = self.factory
-        stamp = detected_at.isoformat()
+        schema = output.output_schema(self.spark)
+        arrow_schema = output.arrow_schema(schema)
 
-        def run(_: Any, rec: pd.DataFrame, st: pd.DataFrame) -> pd.DataFrame:
-            return _process_pandas(rec, st, factory, stamp)
+        def run(rec: pa.Table, st: pa.Table) -> pa.Table:
+            return _process_arrow(rec, st, factory, detected_at, arrow_schema)
 
         out = (
             records.select("group", "key", "value", "topic", "partition", "offset", "ts")
             .groupBy("group")
             .cogroup(state.groupBy("group"))
-            .applyInPandas(run, OUT_SCHEMA)
+            .applyInArrow(run, schema)
             .persist()
         )
         try:
@@ -242,15 +234,15 @@ class GroupwatchJob:
         finally:
             out.unpersist()
 
-    def _rows(self, out: DataFrame, table: tables.Table) -> DataFrame:
+    def _rows(self, out: DataFrame, table: tables.Table, *, raw: bool = False) -> DataFrame:
+        """The table's rows of the Python stage's output; ``raw`` adds the source key/value."""
         from pyspark.sql import functions as F
 
-        parsed = out.where(F.col("tbl") == table.name).select(
-            F.from_json("payload", table.ddl).alias("r"), "key", "value"
-        )
-        cols = [F.col(f"r.`{c}`").alias(c) for c in table.column_names if c not in ("key", "value")]
-        extra = [F.col(c) for c in ("key", "value") if c in table.column_names]
-        return parsed.select(*cols, *extra)
+        fields = [
+            F.col(f"`{table.name}`.`{c.name}`").alias(c.name) for c in output.struct_columns(table)
+        ]
+        extra = [F.col(c) for c in output.RAW_COLUMNS if raw or c in table.column_names]
+        return out.where(F.col("tbl") == table.name).select(*fields, *extra)
 
     def _tally(
         self, out: DataFrame
@@ -259,7 +251,7 @@ class GroupwatchJob:
         from pyspark.sql import functions as F
 
         def field(table: tables.Table, name: str) -> Column:
-            return F.when(F.col("tbl") == table.name, F.get_json_object("payload", f"$.{name}"))
+            return F.col(f"`{table.name}`.`{name}`")
 
         counts: dict[str, int] = {}
         findings: dict[tuple[str, str], int] = {}
@@ -287,11 +279,22 @@ class GroupwatchJob:
 
         counts, by_kind, self._last_quarantine = self._tally(out)
         cfg, spark = self.config, self.spark
+        if counts.get(tables.FINDINGS.name):
+            # Findings first and alone: they are what alerts and on-call wait for, and every
+            # table's write is skipped on replay by its own transaction id, so the order of
+            # the writes does not matter for exactly-once.
+            findings = self._rows(out, tables.FINDINGS)
+            sinks.run_once(
+                spark,
+                sinks.merge(spark, findings, tables.FINDINGS, cfg, update=False),
+                APP_ID,
+                batch_id,
+            )
         snapshots = self._rows(out, tables.GROUP_SNAPSHOTS)
         members = self._rows(out, tables.MEMBER_ASSIGNMENTS)
         quarantine = self._rows(out, tables.QUARANTINE)
         if self.validator is not None and batch_id % self.validate_every == 0:
-            extra = self._validate(batch_id, snapshots, members, out, detected_at)
+            extra = self._validate(batch_id, snapshots, members, out, detected_at, counts)
             if extra is not None:
                 extra = extra.persist()
                 rejected = extra.count()
@@ -313,17 +316,17 @@ class GroupwatchJob:
             writes[tables.PARTITION_OWNERSHIP.name] = sinks.merge(
                 spark, ownership, tables.PARTITION_OWNERSHIP, cfg
             )
-        if counts.get(tables.FINDINGS.name):
-            findings = self._rows(out, tables.FINDINGS)
-            writes[tables.FINDINGS.name] = sinks.merge(
-                spark, findings, tables.FINDINGS, cfg, update=False
-            )
         states = self._rows(out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
         writes[tables.GROUP_STATE.name] = functools.partial(
             sinks.append_once, states, tables.GROUP_STATE, cfg, APP_ID, batch_id
         )
         with sinks.transaction(spark, APP_ID, batch_id):
-            sinks.run_concurrently(writes)
+            seconds = sinks.run_in_order(writes)
+        log.debug(
+            "batch %d: writes took %s",
+            batch_id,
+            ", ".join(f"{name} {s:.1f}s" for name, s in sorted(seconds.items())),
+        )
         self._last_findings = {}
         for (kind, severity), n in by_kind.items():
             self._last_findings[severity] = self._last_findings.get(severity, 0) + n
@@ -438,6 +441,7 @@ class GroupwatchJob:
         members: DataFrame,
         out: DataFrame,
         detected_at: dt.datetime,
+        counts: dict[str, int],
     ) -> DataFrame | None:
         """Run the GX suites; failures become validation rows and quarantine rows."""
         from pyspark.sql import functions as F
@@ -460,7 +464,7 @@ class GroupwatchJob:
         for name in self.validator.tables:
             if name not in views:
                 continue
-            for r in self.validator.validate(name, views[name]):
+            for r in self.validator.validate(name, views[name], counts.get(name, 0)):
                 results.append(
                     (
                         batch_id,
@@ -491,14 +495,12 @@ class GroupwatchJob:
             offenders,
             "p int, o bigint, expectation string, column string, table_name string",
         ).distinct()
-        raw = out.where("tbl = 'group_snapshots'").select(
-            F.get_json_object("payload", "$.source_partition").cast("int").alias("p"),
-            F.get_json_object("payload", "$.source_offset").cast("bigint").alias("o"),
-            F.get_json_object("payload", "$.source_topic").alias("source_topic"),
-            F.get_json_object("payload", "$.source_timestamp")
-            .cast("timestamp")
-            .alias("source_timestamp"),
-            F.get_json_object("payload", "$.group").alias("group"),
+        raw = self._rows(out, tables.GROUP_SNAPSHOTS, raw=True).select(
+            F.col("source_partition").alias("p"),
+            F.col("source_offset").alias("o"),
+            "source_topic",
+            "source_timestamp",
+            "group",
             "key",
             "value",
         )
@@ -549,46 +551,38 @@ class GroupwatchJob:
             self.metrics.last_batch_time.set(time.time())
 
 
-def source_records(rec: pd.DataFrame) -> list[processing.SourceRecord]:
+def source_records(rec: pa.Table) -> list[processing.SourceRecord]:
     """One group's rows of the cogroup as source records, in offset order."""
-    rec = rec.sort_values(["partition", "offset"], kind="stable")
+    rec = rec.sort_by([("partition", "ascending"), ("offset", "ascending")])
+    columns = output.column_lists(rec, ("key", "value", "topic", "partition", "offset", "ts"))
     return [
-        processing.SourceRecord(
-            key=None if k is None else bytes(k),
-            value=None if v is None else bytes(v),
-            topic=str(t),
-            partition=int(p),
-            offset=int(o),
-            timestamp_ms=int(ts),
-        )
-        for k, v, t, p, o, ts in zip(
-            rec["key"],
-            rec["value"],
-            rec["topic"],
-            rec["partition"],
-            rec["offset"],
-            rec["ts"],
-            strict=True,
-        )
+        processing.SourceRecord(key=k, value=v, topic=t, partition=p, offset=o, timestamp_ms=ts)
+        for k, v, t, p, o, ts in zip(*columns, strict=True)
     ]
 
 
-def _process_pandas(
-    rec: pd.DataFrame, st: pd.DataFrame, factory: ProcessorFactory, detected_at: str
-) -> pd.DataFrame:
+def _process_arrow(
+    rec: pa.Table,
+    st: pa.Table,
+    factory: ProcessorFactory,
+    detected_at: dt.datetime,
+    schema: pa.Schema,
+) -> pa.Table:
     """Worker side of the cogroup: one group's records and prior state -> output rows."""
-    import pandas as pd
-
-    if rec.empty:
-        return pd.DataFrame(columns=["tbl", "grp", "payload", "key", "value"])
+    if rec.num_rows == 0:
+        return schema.empty_table()
     decode, analysis = factory()
-    group = str(rec["group"].iloc[0])
-    saved = st[st["state"].notna()]
-    state = json.loads(saved["state"].iloc[0]) if not saved.empty else None
-    hints = st[st["topic"].notna()].sort_values("topic")
-    commits = [
-        (str(t), int(p)) for t, p in zip(hints["topic"], hints["max_partition"], strict=True)
-    ]
+    group = str(rec.column("group")[0].as_py())
+    state = None
+    commits: list[tuple[str, int]] = []
+    for saved, topic, max_partition in zip(
+        *output.column_lists(st, ("state", "topic", "max_partition")), strict=True
+    ):
+        if saved is not None:
+            state = json.loads(saved)
+        elif topic is not None:
+            commits.append((topic, max_partition))
+    commits.sort()
     records = source_records(rec)
     result = processing.process_group(
         group,
@@ -596,14 +590,9 @@ def _process_pandas(
         records,
         decode=decode,
         analysis=analysis,
-        detected_at=dt.datetime.fromisoformat(detected_at),
+        detected_at=detected_at,
         commits=commits,
     )
-    out: list[tuple[str, str, str, bytes | None, bytes | None]] = []
-    for table, rows in result.rows.items():
-        for row in rows:
-            key, value = row.pop("key", None), row.pop("value", None)
-            out.append((table, group, json.dumps(row, default=_json_default), key, value))
     last = max(r.timestamp_ms for r in records)
     state_row = {
         "group": group,
@@ -613,5 +602,5 @@ def _process_pandas(
         "last_event_time": processing._ts(last),
         "deleted": result.deleted,
     }
-    out.append(("group_state", group, json.dumps(state_row, default=_json_default), None, None))
-    return pd.DataFrame(out, columns=["tbl", "grp", "payload", "key", "value"])
+    rows = {**result.rows, tables.GROUP_STATE.name: [state_row]}
+    return output.to_arrow(group, rows, schema)
