@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/bench_job.py [--bench throughput,state,latency,arrow]
         [--records 1000000] [--max-offsets-per-trigger 0[,200000]]
-        [--latency-samples 20] [--arrow-records 10000]
+        [--latency-samples 20] [--latency-modes isolated,back-to-back]
+        [--arrow-records 10000]
 
 * throughput: a backlog of ``--records`` records in a 50-partition mirror topic, 99% offset
   commits and 1% group-metadata records of 50-member sticky / cooperative-sticky groups whose
@@ -14,9 +15,12 @@
 * state: bytes of state JSON per group in ``group_state`` after each throughput job run, and
   the Python memory of the decoded state.
 * latency: the job on a 1 s trigger; one group-metadata record at a time that yields an
-  ``assignment_overlap`` finding, 2-3 s apart (or right after the previous finding landed, if
-  that took longer); time from the produce call until the finding row is readable in Delta
-  (polled with ``deltalake`` every 50 ms).
+  ``assignment_overlap`` finding; time from the produce call until the finding row is readable
+  in Delta (polled with ``deltalake`` every 50 ms).  Two modes (``--latency-modes``):
+  ``isolated``, each record produced once the previous record's batch is over, at a random
+  moment of the trigger period (a rebalance on a quiet job); ``back-to-back``, 2-3 s apart or
+  right after the previous finding landed if that took longer, so a record usually arrives
+  while the previous batch still writes its other tables.
 * arrow: the same group-metadata records decoded through ``mapInArrow`` and through the job's
   cogrouped ``applyInArrow``, decode only and transport only.
 
@@ -563,12 +567,18 @@ def finding_groups(path: str, kind: str) -> set[str]:
 
 
 def run_latency(
-    spark: Any, bootstrap: str, root: Path, samples: int, warmup: int, interval: float
+    spark: Any,
+    bootstrap: str,
+    root: Path,
+    samples: int,
+    warmup: int,
+    interval: float,
+    mode: str = "back-to-back",
 ) -> dict[str, Any]:
     from deltalake import DeltaTable
     from kafka import KafkaProducer
 
-    topic = "bench-latency"
+    topic = f"bench-latency-{mode}"
     create_mirror(bootstrap, topic)
     cfg = bench_config(bootstrap, topic, root, trigger="1 second")
     job = make_job(spark, cfg)
@@ -581,7 +591,13 @@ def run_latency(
         next_at = time.monotonic() + 3.0  # let the query settle into its trigger loop
         for i in range(warmup + samples):
             time.sleep(max(0.0, next_at - time.monotonic()))
-            group = f"latency-{i:03d}"
+            if mode == "isolated":
+                # The previous record's batch is over (its other tables written too); a random
+                # wait spreads the produce moments evenly over the 1 s trigger period.
+                while query.status["isTriggerActive"]:
+                    time.sleep(0.05)
+                time.sleep(random.uniform(0.0, 1.0))
+            group = f"latency-{mode}-{i:03d}"
             key, value = overlap_record(group, int(time.time() * 1000))
             # The table version before the record exists: any later version may hold it.
             table = DeltaTable(path)
@@ -793,6 +809,7 @@ def main() -> int:
     ap.add_argument("--latency-samples", type=int, default=20)
     ap.add_argument("--latency-warmup", type=int, default=2)
     ap.add_argument("--latency-interval", type=float, default=2.5)
+    ap.add_argument("--latency-modes", default="isolated,back-to-back")
     ap.add_argument("--arrow-records", type=int, default=10_000)
     ap.add_argument("--arrow-repeat", type=int, default=2)
     ap.add_argument("--keep", action="store_true", help="keep the work folder and the broker")
@@ -909,31 +926,33 @@ def main() -> int:
                     summary.append(line)
 
         if "latency" in benches:
-            log(f"latency: {args.latency_samples} samples, load {load_text()}")
-            lat = run_latency(
-                spark,
-                bootstrap,
-                work / "latency",
-                args.latency_samples,
-                args.latency_warmup,
-                args.latency_interval,
-            )
-            line = (
-                f"latency (1 s trigger, {lat['samples']} samples), load {load_text()}: "
-                f"p50 {lat['p50']:.2f}s, p95 {lat['p95']:.2f}s, max {lat['max']:.2f}s, "
-                f"min {lat['min']:.2f}s (target p95 <= 5 s: "
-                f"{'met' if lat['p95'] <= 5 else 'NOT met'}); produce ack p50 "
-                f"{lat['ack_p50'] * 1000:.0f} ms; {lat['batches']} batches, median "
-                f"{lat['batch_p50']:.2f}s"
-            )
-            per_batch = max(1, lat["batches"])
-            steps = ", ".join(
-                f"{k} {v / per_batch:.2f}"
-                for k, v in sorted(lat["phases"].items(), key=lambda kv: -kv[1])
-            )
-            log(line)
-            log(f"mean batch time by step (s): {steps}")
-            summary += [line, f"  mean batch time by step (s): {steps}"]
+            for mode in [m for m in args.latency_modes.split(",") if m]:
+                log(f"latency ({mode}): {args.latency_samples} samples, load {load_text()}")
+                lat = run_latency(
+                    spark,
+                    bootstrap,
+                    work / f"latency-{mode}",
+                    args.latency_samples,
+                    args.latency_warmup,
+                    args.latency_interval,
+                    mode,
+                )
+                line = (
+                    f"latency ({mode}, 1 s trigger, {lat['samples']} samples), load "
+                    f"{load_text()}: p50 {lat['p50']:.2f}s, p95 {lat['p95']:.2f}s, max "
+                    f"{lat['max']:.2f}s, min {lat['min']:.2f}s (target p95 <= 5 s: "
+                    f"{'met' if lat['p95'] <= 5 else 'NOT met'}); produce ack p50 "
+                    f"{lat['ack_p50'] * 1000:.0f} ms; {lat['batches']} batches, median "
+                    f"{lat['batch_p50']:.2f}s"
+                )
+                per_batch = max(1, lat["batches"])
+                steps = ", ".join(
+                    f"{k} {v / per_batch:.2f}"
+                    for k, v in sorted(lat["phases"].items(), key=lambda kv: -kv[1])
+                )
+                log(line)
+                log(f"mean batch time by step (s): {steps}")
+                summary += [line, f"  mean batch time by step (s): {steps}"]
 
         if "arrow" in benches:
             log(f"arrow operators on {args.arrow_records:,} records, load {load_text()}")
