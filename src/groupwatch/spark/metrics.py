@@ -96,10 +96,16 @@ class ProgressListener(StreamingQueryListener):
 
         progress = json.loads(event.progress.json)
         m = self.metrics
-        m.input_rate.set(progress.get("inputRowsPerSecond") or 0.0)
-        m.processing_rate.set(progress.get("processedRowsPerSecond") or 0.0)
-        m.batch_duration.set((progress.get("durationMs", {}).get("triggerExecution") or 0) / 1000)
-        m.batch_id.set(progress.get("batchId", 0))
+        durations = progress.get("durationMs") or {}
+        if "addBatch" in durations:
+            # Spark also reports triggers that found no new data (no addBatch step, a few ms
+            # or 0 of trigger time); they must not overwrite the last batch's figures.
+            m.input_rate.set(progress.get("inputRowsPerSecond") or 0.0)
+            m.processing_rate.set(progress.get("processedRowsPerSecond") or 0.0)
+            m.batch_duration.set((durations.get("triggerExecution") or 0) / 1000)
+            m.batch_id.set(progress.get("batchId", 0))
+        else:
+            log.debug("progress without a batch: %s", progress)
         lag = _lag(progress)
         if lag is not None:
             m.source_lag.set(lag)
