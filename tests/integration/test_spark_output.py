@@ -1,0 +1,90 @@
+"""The Python stage's typed output: every table's rows survive Arrow and Spark unchanged."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from groupwatch import tables
+from groupwatch.config import load
+from groupwatch.job.components import EngineAnalysis
+from groupwatch.processing import SourceRecord, process_group
+from groupwatch.scenarios.builder import LIBRARY, decoded_lines
+from groupwatch.scenarios.builder import load as load_scenario
+from groupwatch.spark import output
+
+pytestmark = pytest.mark.spark
+
+NOW = dt.datetime(2026, 1, 1, 12, 30, tzinfo=dt.UTC)
+
+
+def _rows(name: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows of every table for one library scenario, as the worker has them."""
+    lines = decoded_lines(load_scenario(LIBRARY / name))
+    by_pos = {(ln["partition"], ln["offset"]): ln for ln in lines}
+    records = [
+        SourceRecord(
+            f"k{i}".encode(),
+            f"v{i}".encode(),
+            ln["topic"],
+            ln["partition"],
+            ln["offset"],
+            ln["timestamp"],
+        )
+        for i, ln in enumerate(lines)
+    ]
+    result = process_group(
+        "g",
+        None,
+        records,
+        decode=lambda r: by_pos[(r.partition, r.offset)],
+        analysis=EngineAnalysis(load(None, env={})),
+        detected_at=NOW,
+    )
+    state = {"group": "g", "state": "{}", "last_event_time": NOW, "deleted": False}
+    return {**result.rows, tables.GROUP_STATE.name: [state]}
+
+
+@pytest.mark.parametrize("scenario", ["incidents/kafka_7026.json", "kinds/decode_error.json"])
+def test_rows_survive_arrow_and_spark(spark, scenario: str) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.sql import functions as F
+
+    rows = _rows(scenario)
+    schema = output.output_schema(spark)
+    table = output.to_arrow("g", rows, output.arrow_schema(schema))
+    assert set(table.column("tbl").to_pylist()) == set(rows)
+    # At least one table of each kind the job writes, and rows that carry raw bytes.
+    assert {"group_snapshots", "member_assignments", "partition_ownership"} <= set(rows)
+
+    arrow_rows = table.to_pylist()
+    frame = spark.createDataFrame(table, schema=schema)
+    for name, expected in rows.items():
+        spec = tables.TABLES[name]
+        columns = [c.name for c in output.struct_columns(spec)]
+        got = [r for r in arrow_rows if r["tbl"] == name]
+        # Arrow keeps every declared column's value as the worker produced it.
+        assert [r[name] for r in got] == [{c: row.get(c) for c in columns} for row in expected]
+        assert [(r["key"], r["value"]) for r in got] == [
+            (row.get("key"), row.get("value")) for row in expected
+        ]
+        # Spark reads the struct back with the table's declared types and values.
+        back = frame.where(F.col("tbl") == name).select(f"`{name}`.*").collect()
+        assert len(back) == len(expected)
+        declared = {c.name: c.ddl for c in output.struct_columns(spec)}
+        assert {f.name: f.dataType.simpleString() for f in frame.schema[name].dataType.fields} == {
+            k: spark.createDataFrame([], f"x {v}").schema["x"].dataType.simpleString()
+            for k, v in declared.items()
+        }
+        for got_row, want in zip(back, expected, strict=True):
+            for column in columns:
+                value = got_row[column]
+                if isinstance(value, dt.datetime):
+                    # PySpark hands timestamps back naive, in the machine's local time.
+                    value = value.astimezone(dt.UTC)
+                if hasattr(value, "asDict"):
+                    value = value.asDict(recursive=True)
+                elif isinstance(value, list):
+                    value = [v.asDict(recursive=True) if hasattr(v, "asDict") else v for v in value]
+                assert value == want.get(column), (name, column)
