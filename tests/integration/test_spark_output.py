@@ -47,13 +47,26 @@ def _rows(name: str) -> dict[str, list[dict[str, Any]]]:
     return {**result.rows, tables.GROUP_STATE.name: [state]}
 
 
-@pytest.mark.parametrize("scenario", ["incidents/kafka_7026.json", "kinds/decode_error.json"])
-def test_rows_survive_arrow_and_spark(spark, scenario: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("scenario", "batch_rows"),
+    [
+        ("incidents/kafka_7026.json", output.BATCH_ROWS),
+        ("kinds/decode_error.json", output.BATCH_ROWS),
+        # Small Arrow batches: a table's rows spread over several, still in order.
+        ("incidents/kafka_7026.json", 3),
+    ],
+)
+def test_rows_survive_arrow_and_spark(  # type: ignore[no-untyped-def]
+    spark, monkeypatch: pytest.MonkeyPatch, scenario: str, batch_rows: int
+) -> None:
     from pyspark.sql import functions as F
 
+    monkeypatch.setattr(output, "BATCH_ROWS", batch_rows)
     rows = _rows(scenario)
     schema = output.output_schema(spark)
     table = output.to_arrow("g", rows, output.arrow_schema(schema))
+    expected_batches = sum(-(-len(r) // batch_rows) for r in rows.values())
+    assert len(table.to_batches()) == expected_batches
     assert set(table.column("tbl").to_pylist()) == set(rows)
     # At least one table of each kind the job writes, and rows that carry raw bytes.
     assert {"group_snapshots", "member_assignments", "partition_ownership"} <= set(rows)

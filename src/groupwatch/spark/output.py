@@ -33,6 +33,8 @@ OUTPUT_TABLES: tuple[tables.Table, ...] = (
 )
 #: Columns beside the structs.
 RAW_COLUMNS = ("key", "value")
+#: Rows per Arrow batch of the output.
+BATCH_ROWS = 2048
 #: Filled in by the JVM, not by Python.
 _JVM_COLUMNS = {tables.GROUP_STATE.name: ("batch_id",)}
 
@@ -76,23 +78,38 @@ def to_arrow(
     batches = []
     names = [t.name for t in OUTPUT_TABLES]
     for table in OUTPUT_TABLES:
-        table_rows = rows.get(table.name)
-        if not table_rows:
-            continue
-        n = len(table_rows)
-        columns: list[pa.Array] = [
-            pa.array([table.name] * n, pa.string()),
-            pa.array([group] * n, pa.string()),
-            *(pa.array([r.get(c) for r in table_rows], pa.binary()) for c in RAW_COLUMNS),
-        ]
-        for name in names:
-            kind = schema.field(name).type
-            if name == table.name:
-                columns.append(pa.array(table_rows, kind))
-            else:
-                columns.append(pa.nulls(n, kind))
-        batches.append(pa.RecordBatch.from_arrays(columns, schema=schema))
+        every = rows.get(table.name) or ()
+        # Bounded batches: a binary column of one Arrow array holds at most 2 GB, and a long
+        # backlog of a big group carries each record's value on its snapshot row.
+        for start in range(0, len(every), BATCH_ROWS):
+            table_rows = every[start : start + BATCH_ROWS]
+            batches.append(_batch(table, group, table_rows, names, schema))
     return pa.Table.from_batches(batches, schema=schema)
+
+
+def _batch(
+    table: tables.Table,
+    group: str,
+    table_rows: Sequence[dict[str, Any]],
+    names: list[str],
+    schema: pa.Schema,
+) -> pa.RecordBatch:
+    """One Arrow batch of ``table``'s rows: its struct filled, the other tables' null."""
+    import pyarrow as pa
+
+    n = len(table_rows)
+    columns: list[pa.Array] = [
+        pa.array([table.name] * n, pa.string()),
+        pa.array([group] * n, pa.string()),
+        *(pa.array([r.get(c) for r in table_rows], pa.binary()) for c in RAW_COLUMNS),
+    ]
+    for name in names:
+        kind = schema.field(name).type
+        if name == table.name:
+            columns.append(pa.array(table_rows, kind))
+        else:
+            columns.append(pa.nulls(n, kind))
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def column_lists(table: pa.Table, names: Iterable[str]) -> list[list[Any]]:
