@@ -69,8 +69,13 @@ def test_partition_owner_at_time(spark: Any, delta_root: str) -> None:
 
 def test_rebalances_per_group_per_day(spark: Any, delta_root: str) -> None:
     rows = run(spark, "rebalances_per_group_per_day.sql", delta_root)
-    per = {r["group"]: r["rebalances"] for r in rows}
+    # The fixture's generations are 20 to 10 minutes old: shortly after midnight UTC they
+    # fall on two days, so a group may have two rows; their sum is what does not move.
+    per: dict[str, int] = {}
+    for r in rows:
+        per[r["group"]] = per.get(r["group"], 0) + r["rebalances"]
     assert per[GROUP] == 3 and per["payments"] == 2
+    assert len({r["day"] for r in rows}) <= 2
 
 
 def test_members_on_old_protocol_versions(spark: Any, delta_root: str) -> None:
