@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from groupwatch import ownership
 from groupwatch.detect.decoded import member_from_contract
 from groupwatch.detect.findings import tp_list
+from groupwatch.detect.model import MemberState
 
 Row = dict[str, Any]
 #: What identifies a partition_ownership row (the table's merge key).
@@ -55,8 +56,14 @@ class Analysis(Protocol):
     def load(self, doc: Any) -> Any:
         """The engine's state from its JSON form (``None``: a group never seen)."""
 
-    def feed(self, state: Any, line: DecodedLine) -> tuple[Any, list[dict[str, Any]]]:
-        """One decoded record -> new state and findings as `groupwatch analyze` prints them."""
+    def feed(
+        self, state: Any, line: DecodedLine, members: Sequence[Any] | None = None
+    ) -> tuple[Any, list[dict[str, Any]]]:
+        """One decoded record -> new state and findings as `groupwatch analyze` prints them.
+
+        ``members``: a group-metadata record's members as ``member_from_contract`` gives them,
+        when the caller already converted them (an optimisation; ``None`` converts again).
+        """
 
     def hint(self, state: Any, group: str, topic: str, max_partition: int) -> Any:
         """The group committed offsets up to ``max_partition`` of ``topic``."""
@@ -129,7 +136,9 @@ def _finding_row(finding: Mapping[str, Any], detected_at: dt.datetime) -> Row:
     return row
 
 
-def _snapshot_rows(line: DecodedLine, record: SourceRecord, group: str) -> tuple[Row, list[Row]]:
+def _snapshot_rows(
+    line: DecodedLine, record: SourceRecord, group: str
+) -> tuple[Row, list[Row], list[MemberState]]:
     value = line.get("value")
     err = line.get("error")
     members = (value or {}).get("members") or []
@@ -152,9 +161,12 @@ def _snapshot_rows(line: DecodedLine, record: SourceRecord, group: str) -> tuple
         "value": record.value,
     }
     rows = []
+    states = []
     for member in members:
-        # The engine's adapter defines claim and claim generation; one definition for both.
+        # The engine's adapter defines claim and claim generation; one definition for both,
+        # and the engine gets the converted members instead of converting them again.
         state = member_from_contract(member, protocol)
+        states.append(state)
         rows.append(
             {
                 "group": group,
@@ -176,7 +188,7 @@ def _snapshot_rows(line: DecodedLine, record: SourceRecord, group: str) -> tuple
                 **_source(record),
             }
         )
-    return snapshot, rows
+    return snapshot, rows, states
 
 
 def _timed(rows: list[Row]) -> list[Row]:
@@ -219,11 +231,12 @@ def process_group(
     result = GroupResult(state=current)
     for record in records:
         line = decode(record)
+        converted: list[MemberState] | None = None
         current["last_event_ms"] = max(record.timestamp_ms, int(current.get("last_event_ms", -1)))
         if line.get("error"):
             result.add("quarantine", [_quarantine(record, line["error"], group, detected_at)])
         if line.get("record_type") == "group_metadata":
-            snapshot, members = _snapshot_rows(line, record, group)
+            snapshot, members, converted = _snapshot_rows(line, record, group)
             result.add("group_snapshots", [snapshot])
             result.add("member_assignments", members)
             for member in (line.get("value") or {}).get("members") or []:
@@ -257,7 +270,7 @@ def process_group(
                 )
                 result.add("partition_ownership", _timed(rows))
                 current["last_generation"] = generation
-        detect_state, findings = analysis.feed(detect_state, line)
+        detect_state, findings = analysis.feed(detect_state, line, converted)
         result.add("findings", [_finding_row(f, detected_at) for f in findings])
     current["ownership"] = open_intervals
     current["detect"] = analysis.dump(detect_state)

@@ -9,7 +9,7 @@ decoder's input) are decoded first through :func:`decode_raw`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from groupwatch.detect.findings import Source, TopicPartition
@@ -38,6 +38,21 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _is_map(value: Any) -> bool:
+    # Decoded lines are plain dicts; the ABC check behind isinstance(.., Mapping) is the
+    # slow path, kept for other mappings.
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _is_int_list(value: Any) -> bool:
+    if not isinstance(value, list):
+        return False
+    for p in value:
+        if type(p) is not int and _int_or_none(p) is None:
+            return False
+    return True
+
+
 def _tps(value: Any, where: str) -> tuple[TopicPartition, ...]:
     """``[{"topic": t, "partitions": [..]}]`` -> ``((t, p), ...)`` in wire order."""
     if value is None:
@@ -46,12 +61,13 @@ def _tps(value: Any, where: str) -> tuple[TopicPartition, ...]:
         raise ContractError(f"{where} is not a list of topic partitions")
     out: list[TopicPartition] = []
     for entry in value:
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("topic"), str):
+        topic = entry.get("topic") if _is_map(entry) else None
+        if not isinstance(topic, str):
             raise ContractError(f"{where} has an entry without a topic")
         parts = entry.get("partitions") or []
-        if not isinstance(parts, list) or not all(_int_or_none(p) is not None for p in parts):
+        if not _is_int_list(parts):
             raise ContractError(f"{where} has non-integer partitions")
-        out.extend((entry["topic"], p) for p in parts)
+        out.extend([(topic, p) for p in parts])
     return tuple(out)
 
 
@@ -86,8 +102,10 @@ def member_from_contract(m: Mapping[str, Any], protocol: str | None) -> MemberSt
     member_id = m.get("member_id")
     if not isinstance(member_id, str):
         raise ContractError("a member has no member_id")
-    sub = m.get("subscription") if isinstance(m.get("subscription"), Mapping) else None
-    asg = m.get("assignment") if isinstance(m.get("assignment"), Mapping) else None
+    sub = m.get("subscription")
+    sub = sub if _is_map(sub) else None
+    asg = m.get("assignment")
+    asg = asg if _is_map(asg) else None
     topics: tuple[str, ...] = ()
     owned: tuple[TopicPartition, ...] = ()
     sub_generation: int | None = None
@@ -107,7 +125,7 @@ def member_from_contract(m: Mapping[str, Any], protocol: str | None) -> MemberSt
         sub_generation = gen if gen is not None and gen >= 0 else None
         rack = _str_or_none(sub.get("rack_id"))
         ud = sub.get("user_data")
-        if isinstance(ud, Mapping):
+        if _is_map(ud):
             ud_kind = _str_or_none(ud.get("kind")) or "raw"
             if ud_kind in ("sticky", "cooperative-sticky"):
                 ud_generation = _int_or_none(ud.get("generation"))
@@ -149,9 +167,17 @@ def member_from_contract(m: Mapping[str, Any], protocol: str | None) -> MemberSt
 
 
 def snapshot_from_value(
-    group: str, value: Mapping[str, Any], source: Source, time_ms: int | None = None
+    group: str,
+    value: Mapping[str, Any],
+    source: Source,
+    time_ms: int | None = None,
+    members: Sequence[MemberState] | None = None,
 ) -> GroupSnapshot:
-    """The ``value`` object of a decoded group-metadata record -> :class:`GroupSnapshot`."""
+    """The ``value`` object of a decoded group-metadata record -> :class:`GroupSnapshot`.
+
+    ``members``: the value's members already converted with :func:`member_from_contract`, by a
+    caller that needed them too (the streaming job's rows), so they are not converted twice.
+    """
     generation = _int_or_none(value.get("generation"))
     if generation is None:
         raise ContractError("group metadata value without a generation")
@@ -159,7 +185,10 @@ def snapshot_from_value(
     members_raw = value.get("members") or []
     if not isinstance(members_raw, list):
         raise ContractError("members is not a list")
-    members = tuple(member_from_contract(m, protocol) for m in members_raw)
+    if members is not None and len(members) == len(members_raw):
+        converted = tuple(members)
+    else:
+        converted = tuple(member_from_contract(m, protocol) for m in members_raw)
     if time_ms is None:
         time_ms = source.timestamp
     if time_ms is None:
@@ -173,7 +202,7 @@ def snapshot_from_value(
         protocol=protocol,
         leader=_str_or_none(value.get("leader")),
         record_version=_int_or_none(value.get("version")),
-        members=members,
+        members=converted,
         source=source,
         time_ms=time_ms,
         awaiting_assignment=bool(members_raw)
@@ -186,11 +215,14 @@ def snapshot_from_value(
     )
 
 
-def event_from_decoded(line: Mapping[str, Any]) -> Event | None:
+def event_from_decoded(
+    line: Mapping[str, Any], members: Sequence[MemberState] | None = None
+) -> Event | None:
     """One ``groupwatch decode`` output object -> the engine's event (or ``None``: not ours).
 
     A line that does not follow the contract becomes an :class:`UndecodableRecord` rather than
-    an exception, so bad input never stops the engine.
+    an exception, so bad input never stops the engine. ``members``: see
+    :func:`snapshot_from_value`.
     """
     source = source_of(line)
     time_ms = source.timestamp
@@ -217,7 +249,7 @@ def event_from_decoded(line: Mapping[str, Any]) -> Event | None:
                 return Tombstone(group, source, time_ms)
             if not isinstance(value, Mapping):
                 raise ContractError("value is not an object")
-            return snapshot_from_value(group, value, source)
+            return snapshot_from_value(group, value, source, members=members)
         if record_type == "offset_commit":
             if line.get("tombstone") or line.get("value") is None:
                 return None

@@ -6,7 +6,7 @@ the workers, not the objects), so nothing heavy is pickled per batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from groupwatch.config import Config
@@ -24,10 +24,12 @@ class EngineAnalysis:
 
         return None if doc is None else GroupState.from_json(doc)
 
-    def feed(self, state: Any, line: DecodedLine) -> tuple[Any, list[dict[str, Any]]]:
+    def feed(
+        self, state: Any, line: DecodedLine, members: Sequence[Any] | None = None
+    ) -> tuple[Any, list[dict[str, Any]]]:
         from groupwatch.detect import event_from_decoded, step
 
-        event = event_from_decoded(line)
+        event = event_from_decoded(line, members)
         if event is None:
             return state, []
         state, findings = step(state, event, self.config)
