@@ -43,7 +43,9 @@ def _findings(root: Path) -> list[dict[str, Any]]:
     from deltalake import DeltaTable
 
     path = root / "findings"
-    if not (path / "_delta_log").exists():
+    # The log folder appears before the table's first commit: a poll in between saw a table
+    # without commits. Commit files are renamed into place whole, so one is enough to read.
+    if not any((path / "_delta_log").glob("*.json")):
         return []
     rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
     for row in rows:
