@@ -399,21 +399,8 @@ def _timed_job_class() -> type[Any]:
 
 
 def make_job(spark: Any, cfg: config_mod.Config) -> Any:
-    from groupwatch.job.components import build_processors
-    from groupwatch.spark.validation import BatchValidator
-
-    validator = None
-    if cfg.validation.every_n_batches > 0:
-        validator = BatchValidator(Path(cfg.validation.suites))
-    return _timed_job_class()(
-        spark,
-        cfg,
-        functools.partial(build_processors, cfg),
-        validator=validator,
-        metrics=None,
-        validate_every=max(1, cfg.validation.every_n_batches),
-        notifier=None,
-    )
+    """The job as the configuration sets it up, with metrics and notifier off."""
+    return _timed_job_class().from_config(spark, cfg)
 
 
 def flush_batch_log(job: Any) -> None:

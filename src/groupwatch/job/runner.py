@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groupwatch.broker import BrokerError
@@ -19,7 +17,6 @@ log = logging.getLogger("groupwatch.job")
 
 def run_job(cfg: Config, *, once: bool) -> int:
     """Start the job on a new session; returns the process exit code."""
-    from groupwatch.job.components import build_processors
     from groupwatch.spark.job import GroupwatchJob
     from groupwatch.spark.metrics import JobMetrics, ProgressListener
     from groupwatch.spark.session import SparkSetupError, build_session
@@ -32,25 +29,12 @@ def run_job(cfg: Config, *, once: bool) -> int:
     metrics = JobMetrics()
     if cfg.metrics.port:
         metrics.serve(cfg.metrics.host, cfg.metrics.port)
-    validator = None
-    if cfg.validation.every_n_batches > 0:
-        from groupwatch.spark.validation import BatchValidator
-
-        validator = BatchValidator(Path(cfg.validation.suites))
     notifier = None
     if cfg.alerts.rules:
         from groupwatch.notify import Notifier, load_config
 
         notifier = Notifier(load_config(cfg.alerts.rules))
-    job = GroupwatchJob(
-        spark,
-        cfg,
-        functools.partial(build_processors, cfg),
-        validator=validator,
-        metrics=metrics,
-        validate_every=max(1, cfg.validation.every_n_batches),
-        notifier=notifier,
-    )
+    job = GroupwatchJob.from_config(spark, cfg, metrics=metrics, notifier=notifier)
     spark.streams.addListener(ProgressListener(metrics, job.batch_log))
     try:
         writer = job.writer(once=once)

@@ -22,7 +22,8 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
 
 from groupwatch import processing, tables
 from groupwatch.config import Config
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.types import StructType
 
     from groupwatch.notify import Notifier
     from groupwatch.spark.metrics import JobMetrics
@@ -75,6 +77,41 @@ class GroupwatchJob:
         #: Completed by the query's progress (lag), see ``spark.metrics.ProgressListener``.
         self.batch_log = BatchLog(log)
         self._last_quarantine: dict[str, int] = {}
+
+    @classmethod
+    def from_config(
+        cls,
+        spark: SparkSession,
+        config: Config,
+        *,
+        metrics: JobMetrics | None = None,
+        notifier: Notifier | None = None,
+    ) -> Self:
+        """The job as ``config`` sets it up: the pure processors built in each worker, and
+        Great Expectations every ``validation.every_n_batches`` batches (0: off)."""
+        from groupwatch.job.components import build_processors
+
+        every = config.validation.every_n_batches
+        validator = None
+        if every > 0:
+            from groupwatch.spark.validation import BatchValidator
+
+            validator = BatchValidator(Path(config.validation.suites))
+        return cls(
+            spark,
+            config,
+            functools.partial(build_processors, config),
+            validator=validator,
+            metrics=metrics,
+            validate_every=max(1, every),
+            notifier=notifier,
+        )
+
+    @functools.cached_property
+    def _output_schemas(self) -> tuple[StructType, pa.Schema]:
+        """The Python stage's output schema, for Spark and as Arrow (parsed once per job)."""
+        schema = output.output_schema(self.spark)
+        return schema, output.arrow_schema(schema)
 
     # -- the query -----------------------------------------------------------------------------
     def writer(self, *, once: bool) -> DataStreamWriter:
@@ -216,8 +253,7 @@ class GroupwatchJob:
         groups = records.select("group").distinct()
         state = self._prior_state(groups, batch_id)
         factory = self.factory
-        schema = output.output_schema(self.spark)
-        arrow_schema = output.arrow_schema(schema)
+        schema, arrow_schema = self._output_schemas
 
         def run(rec: pa.Table, st: pa.Table) -> pa.Table:
             return _process_arrow(rec, st, factory, detected_at, arrow_schema)

@@ -76,14 +76,13 @@ def to_arrow(
     import pyarrow as pa
 
     batches = []
-    names = [t.name for t in OUTPUT_TABLES]
     for table in OUTPUT_TABLES:
         every = rows.get(table.name) or ()
         # Bounded batches: a binary column of one Arrow array holds at most 2 GB, and a long
         # backlog of a big group carries each record's value on its snapshot row.
         for start in range(0, len(every), BATCH_ROWS):
             table_rows = every[start : start + BATCH_ROWS]
-            batches.append(_batch(table, group, table_rows, names, schema))
+            batches.append(_batch(table, group, table_rows, schema))
     return pa.Table.from_batches(batches, schema=schema)
 
 
@@ -91,7 +90,6 @@ def _batch(
     table: tables.Table,
     group: str,
     table_rows: Sequence[dict[str, Any]],
-    names: list[str],
     schema: pa.Schema,
 ) -> pa.RecordBatch:
     """One Arrow batch of ``table``'s rows: its struct filled, the other tables' null."""
@@ -103,9 +101,9 @@ def _batch(
         pa.array([group] * n, pa.string()),
         *(pa.array([r.get(c) for r in table_rows], pa.binary()) for c in RAW_COLUMNS),
     ]
-    for name in names:
-        kind = schema.field(name).type
-        if name == table.name:
+    for other in OUTPUT_TABLES:
+        kind = schema.field(other.name).type
+        if other is table:
             columns.append(pa.array(table_rows, kind))
         else:
             columns.append(pa.nulls(n, kind))

@@ -81,7 +81,7 @@ def transaction(spark: SparkSession, app_id: str, batch_id: int) -> Iterator[Non
     """Every Delta MERGE/UPDATE/DELETE run inside carries (app, batch) and is skipped by Delta
     if that table already committed it.
 
-    The settings are session-wide, so concurrent writes inside must all belong to this batch.
+    The settings are session-wide, so every write run inside must belong to this batch.
     """
     spark.conf.set(_TXN_APP, app_id)
     spark.conf.set(_TXN_VERSION, str(batch_id))

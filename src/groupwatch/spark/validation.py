@@ -97,11 +97,10 @@ class BatchValidator:
 
     @staticmethod
     def _passed(table_name: str, cfg: Any, rows: int | None) -> ExpectationResult:
-        column = cfg.kwargs.get("column")
         return ExpectationResult(
             table_name=table_name,
-            expectation=f"{cfg.type}({column})" if column else cfg.type,
-            column=column,
+            expectation=_name(cfg),
+            column=cfg.kwargs.get("column"),
             success=True,
             unexpected_count=0,
             offenders=(),
@@ -111,7 +110,6 @@ class BatchValidator:
     @staticmethod
     def _reported(table_name: str, r: Any) -> ExpectationResult:
         cfg = r.expectation_config
-        column = cfg.kwargs.get("column")
         raw = r.result or {}
         offenders = tuple(
             (int(i["source_partition"]), int(i["source_offset"]))
@@ -120,8 +118,8 @@ class BatchValidator:
         )
         return ExpectationResult(
             table_name=table_name,
-            expectation=f"{cfg.type}({column})" if column else cfg.type,
-            column=column,
+            expectation=_name(cfg),
+            column=cfg.kwargs.get("column"),
             success=bool(r.success) and not _raised(r),
             unexpected_count=int(raw.get("unexpected_count") or 0),
             offenders=offenders,
@@ -132,6 +130,12 @@ class BatchValidator:
                 (r.exception_info or {}).get("exception_message"),
             ),
         )
+
+
+def _name(cfg: Any) -> str:
+    """The expectation as results name it: its type, and its column if it has one."""
+    column = cfg.kwargs.get("column")
+    return f"{cfg.type}({column})" if column else str(cfg.type)
 
 
 def _raised(r: Any) -> bool:
