@@ -13,8 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from groupwatch.protocol import _wire as w
+from groupwatch.protocol import generated
 from groupwatch.protocol.errors import DecodeError, EncodeError
-from groupwatch.protocol.schema import ArrayOf, MessageSpec, Prim, StructSpec, TypeSpec
+from groupwatch.protocol.schema import ArrayOf, FieldSpec, MessageSpec, Prim, StructSpec, TypeSpec
 
 Reader = w.Reader
 Writer = w.Writer
@@ -216,11 +217,37 @@ def _read_tagged(
 
 
 @functools.cache
-def compiled(spec: MessageSpec, version: int) -> tuple[Reader, Writer]:
-    """The reader and writer of ``spec`` at ``version`` (which must be valid)."""
+def interpreted(spec: MessageSpec, version: int) -> tuple[Reader, Writer]:
+    """The interpreter's reader and writer of ``spec`` at ``version`` (which must be valid)."""
     if version not in spec.valid:
         raise ValueError(f"{spec.name} has no version {version}")
     return _compile_struct(spec.struct, version, version in spec.flexible)
+
+
+@functools.cache
+def compiled(spec: MessageSpec, version: int) -> tuple[Reader, Writer]:
+    """The reader and writer of ``spec`` at ``version`` (which must be valid).
+
+    The reader is the generated one (:mod:`groupwatch.protocol.generated`), falling back to
+    the interpreter for the exact error whenever the generated code rejects the bytes.
+    """
+    exact, write = interpreted(spec, version)
+    return generated.with_fallback(generated_reader(spec, version), exact), write
+
+
+@functools.cache
+def generated_reader(spec: MessageSpec, version: int) -> Reader:
+    """The generated reader alone: raises anything (not only DecodeError) on bad bytes."""
+    if version not in spec.valid:
+        raise ValueError(f"{spec.name} has no version {version}")
+    flexible = version in spec.flexible
+
+    def tagged_reader(f: FieldSpec) -> Reader:
+        return _compile_type(f.type, version, flexible, version in f.nullable)[0]
+
+    return generated.generate(
+        spec.struct, version, flexible, tagged_reader=tagged_reader, read_tagged=_read_tagged
+    )
 
 
 def decode_body(spec: MessageSpec, version: int, buf: bytes, pos: int = 0) -> tuple[Any, int]:
