@@ -11,18 +11,22 @@ with rack, assignment v3).  Two figures per size:
 * full: plus every member's subscription, assignment and assignor user data (ours:
   decode_record; Kafka: the serde plus ConsumerProtocol.deserializeSubscription/Assignment)
 
+A third Python figure, "full interp", decodes the same bytes with the schema interpreter alone
+(``codec.interpreted``) instead of the generated readers, and "gain" is generated / interpreted.
+
 The Java figures need the harness jar (scripts/setup); without it only Python is reported.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,6 +92,19 @@ def rate(fn: Callable[[], object], seconds: float) -> float:
             return n / (now - start)
 
 
+@contextlib.contextmanager
+def interpreter_only() -> Iterator[None]:
+    """Decode with the schema interpreter instead of the generated readers."""
+    from groupwatch.protocol import codec
+
+    generated = codec.compiled
+    codec.compiled = codec.interpreted  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        codec.compiled = generated  # type: ignore[assignment]
+
+
 def java_rates(
     records: dict[int, tuple[bytes, bytes]], seconds: float
 ) -> dict[int, dict[str, float]]:
@@ -119,7 +136,7 @@ def main() -> None:
     )
     print(
         f"{'members':>7} {'bytes':>9} | {'outer py':>9} {'outer java':>11} {'ratio':>6} | "
-        f"{'full py':>8} {'full java':>10} {'ratio':>6}"
+        f"{'full py':>8} {'full java':>10} {'ratio':>6} | {'full interp':>11} {'gain':>5}"
     )
     for n, (k, v) in records.items():
 
@@ -133,12 +150,17 @@ def main() -> None:
             return rec
 
         po, pf = rate(outer, args.seconds), rate(full, args.seconds)
+        with interpreter_only():
+            pi = rate(full, args.seconds)
         j = java.get(n)
         jo = f"{j['outer_rps']:11.0f}" if j else f"{'n/a':>11}"
         jf = f"{j['full_rps']:10.0f}" if j else f"{'n/a':>10}"
         ro = f"{j['outer_rps'] / po:5.0f}x" if j else f"{'':>6}"
         rf = f"{j['full_rps'] / pf:5.0f}x" if j else f"{'':>6}"
-        print(f"{n:>7} {len(v):>9} | {po:9.0f} {jo} {ro} | {pf:8.0f} {jf} {rf}")
+        print(
+            f"{n:>7} {len(v):>9} | {po:9.0f} {jo} {ro} | {pf:8.0f} {jf} {rf} | "
+            f"{pi:11.0f} {pf / pi:4.1f}x"
+        )
 
 
 if __name__ == "__main__":
