@@ -380,8 +380,10 @@ def _timed_job_class() -> type[Any]:
         def _validate(self, *args: Any) -> Any:
             return self._clock("great expectations", super()._validate, *args)
 
-        def _write_outputs(self, out: Any, batch_id: int, detected_at: Any) -> Any:
-            return self._clock("_outputs", super()._write_outputs, out, batch_id, detected_at)
+        def _write_outputs(self, out: Any, batch_id: int, detected_at: Any, source: Any) -> Any:
+            return self._clock(
+                "_outputs", super()._write_outputs, out, batch_id, detected_at, source
+            )
 
         def _maintain_state(self, batch_id: int, clock_ms: int) -> None:
             self._clock("state maintenance", super()._maintain_state, batch_id, clock_ms)

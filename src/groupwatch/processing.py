@@ -155,10 +155,6 @@ def _snapshot_rows(
         "tombstone": bool(line.get("tombstone")),
         "decode_error": (err or {}).get("kind"),
         **_source(record),
-        # Not a column of the table: travels with the row so that a row failing validation
-        # can be quarantined with the record's raw bytes.
-        "key": record.key,
-        "value": record.value,
     }
     rows = []
     states = []

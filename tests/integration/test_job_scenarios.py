@@ -17,6 +17,7 @@ import pytest
 
 from groupwatch import config
 from groupwatch.demo.traffic import create_topic, replay
+from groupwatch.protocol import decode_record
 from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.integration.test_job_real_groups import run_once, table
 from tests.scenarios.test_scenarios import check
@@ -96,7 +97,12 @@ def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path
     assert {q.group for q in decode} == {"kind-decode"} and len(decode) == 2
     assert all(q.key and q.quarantined_at for q in quarantine)
     # The member assigned a topic it does not subscribe to also fails Great Expectations.
-    assert any(q.stage == "validate" and q.group == "kind-unsubscribed" for q in quarantine)
+    validated = [q for q in quarantine if q.stage == "validate"]
+    assert any(q.group == "kind-unsubscribed" for q in validated)
+    for q in validated:  # each with its own record's bytes
+        rec = decode_record(bytes(q.key), bytes(q.value))
+        assert (rec.group, rec.record_type) == (q.group, "group_metadata")
+        assert rec.error is None and rec.value is not None
 
 
 def scenario_groups(doc: dict[str, Any]) -> set[str]:

@@ -8,12 +8,8 @@ from typing import Any
 import pytest
 
 from groupwatch import tables
-from groupwatch.config import load
-from groupwatch.job.components import EngineAnalysis
-from groupwatch.processing import SourceRecord, process_group
-from groupwatch.scenarios.builder import LIBRARY, decoded_lines
-from groupwatch.scenarios.builder import load as load_scenario
 from groupwatch.spark import output
+from tests.scenario_groups import run_group, scenario_records
 
 pytestmark = pytest.mark.spark
 
@@ -22,27 +18,8 @@ NOW = dt.datetime(2026, 1, 1, 12, 30, tzinfo=dt.UTC)
 
 def _rows(name: str) -> dict[str, list[dict[str, Any]]]:
     """Rows of every table for one library scenario, as the worker has them."""
-    lines = decoded_lines(load_scenario(LIBRARY / name))
-    by_pos = {(ln["partition"], ln["offset"]): ln for ln in lines}
-    records = [
-        SourceRecord(
-            f"k{i}".encode(),
-            f"v{i}".encode(),
-            ln["topic"],
-            ln["partition"],
-            ln["offset"],
-            ln["timestamp"],
-        )
-        for i, ln in enumerate(lines)
-    ]
-    result = process_group(
-        "g",
-        None,
-        records,
-        decode=lambda r: by_pos[(r.partition, r.offset)],
-        analysis=EngineAnalysis(load(None, env={})),
-        detected_at=NOW,
-    )
+    records, by_pos = scenario_records(name, lambda i: (f"k{i}".encode(), f"v{i}".encode()))
+    result = run_group("g", records, by_pos, NOW)
     state = {"group": "g", "state": "{}", "last_event_time": NOW, "deleted": False}
     return {**result.rows, tables.GROUP_STATE.name: [state]}
 

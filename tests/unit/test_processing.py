@@ -10,34 +10,14 @@ import datetime as dt
 import json
 from typing import Any
 
-from groupwatch.config import load
-from groupwatch.job.components import EngineAnalysis
-from groupwatch.processing import OWNERSHIP_KEY, SourceRecord, process_group
-from groupwatch.scenarios.builder import LIBRARY, decoded_lines
-from groupwatch.scenarios.builder import load as load_scenario
+from groupwatch.processing import OWNERSHIP_KEY, GroupResult, SourceRecord
+from tests.scenario_groups import Lines, run_group, scenario_records
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-def scenario_records(name: str) -> tuple[list[SourceRecord], dict[tuple[int, int], dict[str, Any]]]:
-    lines = decoded_lines(load_scenario(LIBRARY / name))
-    by_pos = {(ln["partition"], ln["offset"]): ln for ln in lines}
-    records = [
-        SourceRecord(b"k", b"v", ln["topic"], ln["partition"], ln["offset"], ln["timestamp"])
-        for ln in lines
-    ]
-    return records, by_pos
-
-
-def run(records: list[SourceRecord], by_pos: dict[tuple[int, int], dict[str, Any]], state=None):  # type: ignore[no-untyped-def]
-    return process_group(
-        "kafka-7026",
-        state,
-        records,
-        decode=lambda r: by_pos[(r.partition, r.offset)],
-        analysis=EngineAnalysis(load(None, env={})),
-        detected_at=NOW,
-    )
+def run(records: list[SourceRecord], by_pos: Lines, state: Any = None) -> GroupResult:
+    return run_group("kafka-7026", records, by_pos, NOW, state)
 
 
 def test_kafka_7026_rows_and_findings() -> None:
@@ -88,14 +68,7 @@ def test_batching_does_not_change_the_outcome() -> None:
 
 def test_tombstone_closes_history_and_decode_errors_are_quarantined() -> None:
     records, by_pos = scenario_records("kinds/decode_error.json")
-    result = process_group(
-        "g",
-        None,
-        records,
-        decode=lambda r: by_pos[(r.partition, r.offset)],
-        analysis=EngineAnalysis(load(None, env={})),
-        detected_at=NOW,
-    )
+    result = run_group("g", records, by_pos, NOW)
     quarantined = result.rows.get("quarantine", [])
     assert all(q["key"] == b"k" and q["value"] == b"v" for q in quarantined)
     # One whole record and one member's subscription: both kept, with their raw bytes.
@@ -133,14 +106,7 @@ def test_a_group_whose_last_record_is_a_tombstone_is_marked_deleted() -> None:
     )
 
     def through(upto: int) -> bool:
-        return process_group(
-            group,
-            None,
-            records[:upto],
-            decode=lambda r: by_pos[(r.partition, r.offset)],
-            analysis=EngineAnalysis(load(None, env={})),
-            detected_at=NOW,
-        ).deleted
+        return run_group(group, records[:upto], by_pos, NOW).deleted
 
     assert not through(tombstone)
     assert through(tombstone + 1)  # state maintenance may forget the group

@@ -120,20 +120,47 @@ def _utf8(raw: bytes, start: int) -> str:
 # --- strings and bytes: (compact?, nullable?) -> reader/writer --------------------------------
 
 
+def _read_length(buf: bytes, pos: int, compact: bool, classic: Reader) -> tuple[int, int]:
+    """A length prefix: unsigned varint minus one (compact) or the classic signed integer."""
+    if compact:
+        n, pos = read_uvarint(buf, pos)
+        return n - 1, pos
+    length: int
+    length, pos = classic(buf, pos)
+    return length, pos
+
+
+def _null_marker(length: int, nullable: bool, what: str, start: int) -> None:
+    """A negative length is the null marker of a nullable field (-1) or an error."""
+    if not (nullable and length == -1):
+        raise DecodeError(
+            "negative_length", f"non-nullable {what} length {length}", byte_offset=start
+        )
+
+
+def _write_length(
+    length: int | None,
+    out: bytearray,
+    compact: bool,
+    classic: struct.Struct,
+    what: str,
+    nullable: bool,
+) -> None:
+    if length is None and not nullable:
+        raise EncodeError(f"null for a non-nullable {what}")
+    if compact:
+        write_uvarint(0 if length is None else length + 1, out)
+    else:
+        out += classic.pack(-1 if length is None else length)
+
+
 def string_codec(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
     def read(buf: bytes, pos: int) -> tuple[Any, int]:
         start = pos
-        if compact:
-            n, pos = read_uvarint(buf, pos)
-            length = n - 1
-        else:
-            length, pos = read_int16(buf, pos)
+        length, pos = _read_length(buf, pos, compact, read_int16)
         if length < 0:
-            if nullable and length == -1:
-                return None, pos
-            raise DecodeError(
-                "negative_length", f"non-nullable string has length {length}", byte_offset=start
-            )
+            _null_marker(length, nullable, "string has", start)
+            return None, pos
         if length > MAX_STRING:
             raise DecodeError(
                 "invalid_length", f"string length {length} exceeds {MAX_STRING}", byte_offset=start
@@ -142,22 +169,12 @@ def string_codec(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
         return _utf8(raw, start), pos
 
     def write(value: Any, out: bytearray) -> None:
-        if value is None:
-            if not nullable:
-                raise EncodeError("null for a non-nullable string")
-            if compact:
-                out.append(0)
-            else:
-                out += b"\xff\xff"
-            return
-        raw = value.encode("utf-8")
-        if len(raw) > MAX_STRING:
+        raw = None if value is None else value.encode("utf-8")
+        if raw is not None and len(raw) > MAX_STRING:
             raise EncodeError(f"string of {len(raw)} bytes is longer than {MAX_STRING}")
-        if compact:
-            write_uvarint(len(raw) + 1, out)
-        else:
-            out += _I16.pack(len(raw))
-        out += raw
+        _write_length(None if raw is None else len(raw), out, compact, _I16, "string", nullable)
+        if raw is not None:
+            out += raw
 
     return read, write
 
@@ -165,33 +182,16 @@ def string_codec(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
 def bytes_codec(compact: bool, nullable: bool) -> tuple[Reader, Writer]:
     def read(buf: bytes, pos: int) -> tuple[Any, int]:
         start = pos
-        if compact:
-            n, pos = read_uvarint(buf, pos)
-            length = n - 1
-        else:
-            length, pos = read_int32(buf, pos)
+        length, pos = _read_length(buf, pos, compact, read_int32)
         if length < 0:
-            if nullable and length == -1:
-                return None, pos
-            raise DecodeError(
-                "negative_length", f"non-nullable bytes have length {length}", byte_offset=start
-            )
+            _null_marker(length, nullable, "bytes have", start)
+            return None, pos
         return _take(buf, pos, length, "bytes", start)
 
     def write(value: Any, out: bytearray) -> None:
-        if value is None:
-            if not nullable:
-                raise EncodeError("null for non-nullable bytes")
-            if compact:
-                out.append(0)
-            else:
-                out += b"\xff\xff\xff\xff"
-            return
-        if compact:
-            write_uvarint(len(value) + 1, out)
-        else:
-            out += _I32.pack(len(value))
-        out += value
+        _write_length(None if value is None else len(value), out, compact, _I32, "bytes", nullable)
+        if value is not None:
+            out += value
 
     return read, write
 

@@ -268,18 +268,18 @@ class GroupwatchJob:
             .persist()
         )
         try:
-            return self._write_outputs(out, batch_id, detected_at)
+            return self._write_outputs(out, batch_id, detected_at, df)
         finally:
             out.unpersist()
 
-    def _rows(self, out: DataFrame, table: tables.Table, *, raw: bool = False) -> DataFrame:
-        """The table's rows of the Python stage's output; ``raw`` adds the source key/value."""
+    def _rows(self, out: DataFrame, table: tables.Table) -> DataFrame:
+        """The table's rows of the Python stage's output."""
         from pyspark.sql import functions as F
 
         fields = [
             F.col(f"`{table.name}`.`{c.name}`").alias(c.name) for c in output.struct_columns(table)
         ]
-        extra = [F.col(c) for c in output.RAW_COLUMNS if raw or c in table.column_names]
+        extra = [F.col(c) for c in output.RAW_COLUMNS if c in table.column_names]
         return out.where(F.col("tbl") == table.name).select(*fields, *extra)
 
     def _tally(
@@ -310,7 +310,7 @@ class GroupwatchJob:
         return counts, findings, stages
 
     def _write_outputs(
-        self, out: DataFrame, batch_id: int, detected_at: dt.datetime
+        self, out: DataFrame, batch_id: int, detected_at: dt.datetime, source: DataFrame
     ) -> dict[str, int]:
         """Write each table that has rows; every write is skipped if this batch already did it."""
         from pyspark.sql import functions as F
@@ -332,7 +332,7 @@ class GroupwatchJob:
         members = self._rows(out, tables.MEMBER_ASSIGNMENTS)
         quarantine = self._rows(out, tables.QUARANTINE)
         if self.validator is not None and batch_id % self.validate_every == 0:
-            extra = self._validate(batch_id, snapshots, members, out, detected_at, counts)
+            extra = self._validate(batch_id, snapshots, members, source, detected_at, counts)
             if extra is not None:
                 extra = extra.persist()
                 rejected = extra.count()
@@ -477,11 +477,16 @@ class GroupwatchJob:
         batch_id: int,
         snapshots: DataFrame,
         members: DataFrame,
-        out: DataFrame,
+        source: DataFrame,
         detected_at: dt.datetime,
         counts: dict[str, int],
     ) -> DataFrame | None:
-        """Run the GX suites; failures become validation rows and quarantine rows."""
+        """Run the GX suites; failures become validation rows and quarantine rows.
+
+        An offending row is quarantined with its record's raw bytes, taken from the batch's
+        (persisted) ``source`` rows by position: the Python stage's output does not carry the
+        values of the records it decoded, which would double what crosses from Python.
+        """
         from pyspark.sql import functions as F
 
         assert self.validator is not None
@@ -533,12 +538,12 @@ class GroupwatchJob:
             offenders,
             "p int, o bigint, expectation string, column string, table_name string",
         ).distinct()
-        raw = self._rows(out, tables.GROUP_SNAPSHOTS, raw=True).select(
-            F.col("source_partition").alias("p"),
-            F.col("source_offset").alias("o"),
-            "source_topic",
-            "source_timestamp",
-            "group",
+        raw = source.select(
+            F.col("partition").alias("p"),
+            F.col("offset").alias("o"),
+            F.col("topic").alias("source_topic"),
+            F.timestamp_millis("ts").alias("source_timestamp"),
+            F.coalesce("kgroup", F.lit("")).alias("group"),
             "key",
             "value",
         )

@@ -6,8 +6,10 @@ Typed structs cross from Python to the JVM as Arrow and are selected with ``<tab
 JSON is written in Python and parsed back in Spark, which on a backlog of 50-member groups
 (half a million member rows) cost more than the analysis itself.
 
-The raw key and value of the source record travel beside the struct, not inside it: the
-quarantine table stores them, and a snapshot row that fails validation is quarantined with them.
+The raw key and value of the source record travel beside the struct, not inside it, and only
+on quarantine rows, the one table that stores them. (A snapshot row that fails validation is
+quarantined with bytes the JVM still holds: shipping every record's value back out of Python
+would double the stage's Arrow traffic.)
 """
 
 from __future__ import annotations
