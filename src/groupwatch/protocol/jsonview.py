@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import uuid
 from typing import Any
 
@@ -122,11 +123,14 @@ def assignment_json(a: ConsumerProtocolAssignment, ud: UserData | None) -> JSON:
     }
 
 
+@functools.cache
+def _member_fields(version: int) -> frozenset[str]:
+    """The MemberMetadata fields a GroupMetadataValue version has (looked up once per version)."""
+    return frozenset(f.name for f in MEMBER_METADATA.fields if version in f.versions)
+
+
 def _member_json(version: int, gm: GroupMember, consumer: bool) -> JSON:
     m = gm.metadata
-
-    def present(name: str) -> bool:
-        return any(f.name == name and version in f.versions for f in MEMBER_METADATA.fields)
 
     def embedded(decoded: JSON | None, raw: bytes, err: DecodeError | None) -> JSON:
         if decoded is not None or err is not None or (consumer and not raw):
@@ -140,7 +144,9 @@ def _member_json(version: int, gm: GroupMember, consumer: bool) -> JSON:
         "group_instance_id": m.group_instance_id,
         "client_id": m.client_id,
         "client_host": m.client_host,
-        "rebalance_timeout": m.rebalance_timeout if present("rebalance_timeout") else None,
+        "rebalance_timeout": m.rebalance_timeout
+        if "rebalance_timeout" in _member_fields(version)
+        else None,
         "session_timeout": m.session_timeout,
         "subscription": embedded(sub, m.subscription, gm.subscription_error),
         "assignment": embedded(asg, m.assignment, gm.assignment_error),
