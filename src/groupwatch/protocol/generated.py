@@ -112,6 +112,15 @@ class _Generator:
             src.add(ind, f"pos += {width}")
         return n
 
+    def _negative(self, src: _Source, ind: int, n: str, nullable: bool, target: str) -> None:
+        """Code for a negative length or count ``n``: null if nullable and -1, else rejected."""
+        src.add(ind, f"if {n} < 0:")
+        if nullable:
+            src.add(ind + 1, f"if {n} != -1: raise _Reject")
+            src.add(ind + 1, f"{target} = None")
+        else:
+            src.add(ind + 1, "raise _Reject")
+
     # -- one value of a type into ``target`` -------------------------------------------------
     def value(self, src: _Source, ind: int, t: TypeSpec, nullable: bool, target: str) -> None:
         if isinstance(t, Prim):
@@ -143,12 +152,7 @@ class _Generator:
             return
         string = t is Prim.STRING
         n = self._length(src, ind, "h" if string else "i", 2 if string else 4)
-        src.add(ind, f"if {n} < 0:")
-        if nullable:
-            src.add(ind + 1, f"if {n} != -1: raise _Reject")
-            src.add(ind + 1, f"{target} = None")
-        else:
-            src.add(ind + 1, "raise _Reject")
+        self._negative(src, ind, n, nullable, target)
         src.add(ind, "else:")
         end = src.var()
         src.add(ind + 1, f"{end} = pos + {n}")
@@ -162,12 +166,7 @@ class _Generator:
 
     def _array(self, src: _Source, ind: int, t: ArrayOf, nullable: bool, target: str) -> None:
         count = self._length(src, ind, "i", 4)
-        src.add(ind, f"if {count} < 0:")
-        if nullable:
-            src.add(ind + 1, f"if {count} != -1: raise _Reject")
-            src.add(ind + 1, f"{target} = None")
-        else:
-            src.add(ind + 1, "raise _Reject")
+        self._negative(src, ind, count, nullable, target)
         # Every element takes at least a byte: a larger count is corrupt (as read_count says).
         src.add(ind, f"elif {count} > len(buf) - pos: raise _Reject")
         src.add(ind, "else:")

@@ -615,7 +615,8 @@ def _process_arrow(
     if rec.num_rows == 0:
         return schema.empty_table()
     with _collector_paused():
-        return _process_group_arrow(rec, st, factory, detected_at, schema)
+        group, rows = _group_rows(rec, st, factory, detected_at)
+        return output.to_arrow(group, rows, schema)
 
 
 @contextlib.contextmanager
@@ -637,13 +638,10 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _process_group_arrow(
-    rec: pa.Table,
-    st: pa.Table,
-    factory: ProcessorFactory,
-    detected_at: dt.datetime,
-    schema: pa.Schema,
-) -> pa.Table:
+def _group_rows(
+    rec: pa.Table, st: pa.Table, factory: ProcessorFactory, detected_at: dt.datetime
+) -> tuple[str, dict[str, list[processing.Row]]]:
+    """The group of the cogroup's records and its rows per table (state row included)."""
     decode, analysis = factory()
     group = str(rec.column("group")[0].as_py())
     state = None
@@ -675,5 +673,4 @@ def _process_group_arrow(
         "last_event_time": processing._ts(last),
         "deleted": result.deleted,
     }
-    rows = {**result.rows, tables.GROUP_STATE.name: [state_row]}
-    return output.to_arrow(group, rows, schema)
+    return group, {**result.rows, tables.GROUP_STATE.name: [state_row]}

@@ -121,3 +121,21 @@ sticky_user_data = st.builds(
 )
 
 __all__ = ["RECORD_CASES", "UNKNOWN_TAGS", "message_values", "records", "sticky_user_data"]
+
+
+@st.composite
+def corrupted(draw: st.DrawFn, data: bytes, min_ops: int = 1, max_ops: int = 4) -> bytes:
+    """``data`` after a few random byte flips, cuts, insertions and deletions."""
+    out = bytearray(data)
+    for _ in range(draw(st.integers(min_ops, max_ops))):
+        op = draw(st.sampled_from(["flip", "cut", "insert", "delete"]))
+        pos = draw(st.integers(0, len(out)))
+        if op == "flip" and pos < len(out):
+            out[pos] ^= draw(st.integers(1, 255))
+        elif op == "cut":
+            del out[pos:]
+        elif op == "insert":
+            out[pos:pos] = draw(st.binary(min_size=1, max_size=4))
+        elif op == "delete" and pos < len(out):
+            del out[pos]
+    return bytes(out)

@@ -53,23 +53,6 @@ def _outcome(read: Any, data: bytes) -> tuple[str, Any]:
         return "error", (e.kind, e.field_path, e.byte_offset, e.message)
 
 
-@st.composite
-def _corrupted(draw: st.DrawFn, data: bytes) -> bytes:
-    out = bytearray(data)
-    for _ in range(draw(st.integers(0, 3))):
-        op = draw(st.sampled_from(["flip", "cut", "insert", "delete"]))
-        pos = draw(st.integers(0, len(out)))
-        if op == "flip" and pos < len(out):
-            out[pos] ^= draw(st.integers(1, 255))
-        elif op == "cut":
-            del out[pos:]
-        elif op == "insert":
-            out[pos:pos] = draw(st.binary(min_size=1, max_size=4))
-        elif op == "delete" and pos < len(out):
-            del out[pos]
-    return bytes(out)
-
-
 @pytest.mark.parametrize(("spec", "version"), CASES, ids=[f"{s.name}-v{v}" for s, v in CASES])
 def test_generated_reader_agrees_with_the_interpreter(spec: MessageSpec, version: int) -> None:
     fast = codec.generated_reader(spec, version)
@@ -100,7 +83,7 @@ def _bytes_and_mutants(
     out = bytearray()
     codec.encode_body(spec, version, value, out)
     clean = bytes(out)
-    return _corrupted(clean).map(lambda data: (clean, data))
+    return gs.corrupted(clean, min_ops=0, max_ops=3).map(lambda data: (clean, data))
 
 
 def _interpreted_only(monkeypatch: pytest.MonkeyPatch) -> None:

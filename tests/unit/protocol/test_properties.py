@@ -111,21 +111,8 @@ def _valid_encodings() -> st.SearchStrategy[bytes]:
     return st.sampled_from(gs.RECORD_CASES).flatmap(enc) | subs
 
 
-@st.composite
-def mutated(draw: st.DrawFn) -> bytes:
-    data = bytearray(draw(_valid_encodings()))
-    for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["flip", "cut", "insert", "delete"]))
-        pos = draw(st.integers(0, len(data)))
-        if op == "flip" and pos < len(data):
-            data[pos] ^= draw(st.integers(1, 255))
-        elif op == "cut":
-            del data[pos:]
-        elif op == "insert":
-            data[pos:pos] = draw(st.binary(min_size=1, max_size=4))
-        elif op == "delete" and pos < len(data):
-            del data[pos]
-    return bytes(data)
+def mutated() -> st.SearchStrategy[bytes]:
+    return _valid_encodings().flatmap(gs.corrupted)
 
 
 fuzz_bytes = st.binary(max_size=64) | mutated()
