@@ -370,8 +370,10 @@ def _timed_job_class() -> type[Any]:
             super().process_batch(batch, batch_id)
             self.batch_seconds.append(time.perf_counter() - started)
 
-        def _write_offsets(self, df: Any, batch_id: int) -> None:
-            self._clock("offset-commit aggregation + MERGE", super()._write_offsets, df, batch_id)
+        def _write_offsets(self, df: Any, batch_id: int) -> Any:
+            return self._clock(
+                "offset-commit aggregation + MERGE", super()._write_offsets, df, batch_id
+            )
 
         def _tally(self, out: Any) -> Any:
             # The first action on the persisted cogroup output: the Python side runs here.

@@ -227,6 +227,10 @@ def process_group(
     result = GroupResult(state=current)
     for record in records:
         line = decode(record)
+        if not line.get("group"):
+            # A key that did not decode names no group; the record still belongs to the group
+            # the job routed it to (what the JVM could read of the key), whose state it joins.
+            line = {**line, "group": group}
         converted: list[MemberState] | None = None
         current["last_event_ms"] = max(record.timestamp_ms, int(current.get("last_event_ms", -1)))
         if line.get("error"):

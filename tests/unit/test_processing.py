@@ -10,7 +10,8 @@ import datetime as dt
 import json
 from typing import Any
 
-from groupwatch.processing import OWNERSHIP_KEY, GroupResult, SourceRecord
+from groupwatch.config import load
+from groupwatch.processing import OWNERSHIP_KEY, GroupResult, SourceRecord, process_group
 from tests.scenario_groups import Lines, run_group, scenario_records
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -111,3 +112,29 @@ def test_a_group_whose_last_record_is_a_tombstone_is_marked_deleted() -> None:
     assert not through(tombstone)
     assert through(tombstone + 1)  # state maintenance may forget the group
     assert not through(tombstone + 2)  # the name is in use again
+
+
+def test_a_key_that_does_not_decode_joins_the_group_it_was_routed_to() -> None:
+    """The JVM routes a record by what it can read of the key; when the decoder then rejects
+    the key, the record still belongs to that group (its state, quarantine row and finding)."""
+    from groupwatch.job.components import build_processors
+    from groupwatch.protocol import OffsetCommitKey, encode_key
+
+    decode, analysis = build_processors(load(None, env={}))
+    key = encode_key(OffsetCommitKey("g", "orders", 3)) + b"\x00"  # a byte too many
+    records = [SourceRecord(key, b"\x00\x03", "mirror", 0, 7, 1_700_000_000_000)]
+    state = process_group(
+        "g",
+        None,
+        [],
+        decode=decode,
+        analysis=analysis,
+        detected_at=NOW,
+        commits=[("orders", 5)],
+    ).state
+    result = process_group("g", state, records, decode=decode, analysis=analysis, detected_at=NOW)
+    [row] = result.rows["quarantine"]
+    assert (row["group"], row["error_kind"], row["field_path"]) == ("g", "trailing_bytes", "key")
+    assert row["key"] == key
+    assert {f["group"] for f in result.rows["findings"]} == {"g"}
+    assert result.rows["findings"]

@@ -159,14 +159,16 @@ class GroupwatchJob:
             counts = {r["rtype"]: r["n"] for r in stats}
             if not counts:
                 return
+            malformed = None
             if any(counts.get(t, 0) for t in keys.OFFSET_COMMIT_TYPES):
-                self._write_offsets(df, batch_id)
+                malformed = self._write_offsets(df, batch_id)
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
-            if any(n for t, n in counts.items() if t not in keys.OFFSET_COMMIT_TYPES):
-                # Most batches of a quiet cluster hold offset commits only: no Python, no
-                # state version, no empty commits.
-                written = self._analyze(df, batch_id, detected_at)
+            others = any(n for t, n in counts.items() if t not in keys.OFFSET_COMMIT_TYPES)
+            if others or malformed is not None:
+                # Most batches of a quiet cluster hold well-formed offset commits only: no
+                # Python, no state version, no empty commits.
+                written = self._analyze(df, batch_id, detected_at, malformed)
             # The stream's own clock (newest record time of the batch) decides silence, so a
             # backlog of old records does not expire every group it has not reached yet.
             clock = max((r["ts"] for r in stats if r["ts"] is not None), default=None)
@@ -176,43 +178,65 @@ class GroupwatchJob:
             df.unpersist()
         self._report(batch_id, counts, written, time.monotonic() - started)
 
-    def _write_offsets(self, df: DataFrame, batch_id: int) -> None:
+    def _write_offsets(self, df: DataFrame, batch_id: int) -> Column | None:
+        """Aggregate the batch's offset commits per (group, topic) and MERGE them into
+        ``group_offsets``; returns a condition matching the commits whose keys are malformed
+        (``None`` if there are none), which go to Python to be decoded and quarantined."""
         from delta.tables import DeltaTable
         from pyspark.sql import functions as F
 
-        commits = (
+        key = F.col("key")
+        aggregated = (
             df.where(F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES))
-            .select(
-                F.col("kgroup").alias("group"),
-                keys.commit_topic(F.col("key")).alias("topic"),
-                keys.commit_partition(F.col("key")).alias("partition"),
-                "ts",
-            )
-            .where("topic IS NOT NULL")
-            .groupBy("group", "topic")
+            .groupBy(keys.commit_prefix(key).alias("prefix"))
             .agg(
-                F.max("partition").alias("max_partition"),
+                F.max(keys.commit_partition_bytes(key)).alias("partition"),
                 F.count(F.lit(1)).alias("commits"),
-                F.timestamp_millis(F.max("ts")).alias("last_commit_time"),
+                F.max("ts").alias("ts"),
             )
+            .select(
+                "prefix",
+                keys.prefix_group(F.col("prefix")).alias("group"),
+                keys.prefix_topic(F.col("prefix")).alias("topic"),
+                keys.partition_of(F.col("partition")).alias("max_partition"),
+                "commits",
+                F.timestamp_millis("ts").alias("last_commit_time"),
+            )
+            .persist()
         )
-        table = tables.GROUP_OFFSETS
-        target = DeltaTable.forPath(self.spark, self.config.table_path(table.name))
-        merge = (
-            target.alias("t")
-            .merge(
-                sinks.conform(commits, table).alias("s"), "t.group = s.group AND t.topic = s.topic"
+        try:
+            wellformed = F.col("group").isNotNull() & F.col("topic").isNotNull()
+            table = tables.GROUP_OFFSETS
+            target = DeltaTable.forPath(self.spark, self.config.table_path(table.name))
+            merge = (
+                target.alias("t")
+                .merge(
+                    sinks.conform(aggregated.where(wellformed), table).alias("s"),
+                    "t.group = s.group AND t.topic = s.topic",
+                )
+                .whenMatchedUpdate(
+                    set={
+                        "max_partition": "greatest(t.max_partition, s.max_partition)",
+                        "commits": "t.commits + s.commits",
+                        "last_commit_time": "greatest(t.last_commit_time, s.last_commit_time)",
+                    }
+                )
+                .whenNotMatchedInsertAll()
             )
-            .whenMatchedUpdate(
-                set={
-                    "max_partition": "greatest(t.max_partition, s.max_partition)",
-                    "commits": "t.commits + s.commits",
-                    "last_commit_time": "greatest(t.last_commit_time, s.last_commit_time)",
-                }
-            )
-            .whenNotMatchedInsertAll()
-        )
-        sinks.run_once(self.spark, merge.execute, APP_ID, batch_id)
+            sinks.run_once(self.spark, merge.execute, APP_ID, batch_id)
+            # Malformed keys are rare: their prefixes come to the driver, and the rows they
+            # stand for are picked out of the persisted batch by the caller.
+            bad = [r["prefix"] for r in aggregated.where(~wellformed).select("prefix").collect()]
+        finally:
+            aggregated.unpersist()
+        if not bad:
+            return None
+        prefix = keys.commit_prefix(key)
+        known = [bytearray(p) for p in bad if p is not None]
+        malformed = prefix.isNull() if None in bad else F.lit(False)
+        if known:
+            malformed = malformed | prefix.isin(*known)
+        return F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) & malformed
 
     def _prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
         from pyspark.sql import Window
@@ -245,12 +269,19 @@ class GroupwatchJob:
         )
         return states.unionByName(hints)
 
-    def _analyze(self, df: DataFrame, batch_id: int, detected_at: dt.datetime) -> dict[str, int]:
+    def _analyze(
+        self,
+        df: DataFrame,
+        batch_id: int,
+        detected_at: dt.datetime,
+        malformed_commits: Column | None = None,
+    ) -> dict[str, int]:
         from pyspark.sql import functions as F
 
-        records = df.where(
-            ~F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) | F.col("rtype").isNull()
-        )
+        python = ~F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) | F.col("rtype").isNull()
+        if malformed_commits is not None:
+            python = python | malformed_commits
+        records = df.where(python)
         records = records.withColumn("group", F.coalesce("kgroup", F.lit("")))
         groups = records.select("group").distinct()
         state = self._prior_state(groups, batch_id)

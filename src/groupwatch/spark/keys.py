@@ -38,29 +38,75 @@ def group_id(key: Column) -> Column:
     length = _uint(key, 3, 2)
     return F.when(
         record_type(key).isin(*OFFSET_COMMIT_TYPES, GROUP_METADATA_TYPE),
-        F.decode(key.substr(F.lit(5), length.cast("int")), "UTF-8"),
+        _utf8(key.substr(F.lit(5), length.cast("int"))),
     )
 
 
-def commit_topic(key: Column) -> Column:
-    """The topic of an offset-commit key."""
+# --- offset commits, aggregated before they are parsed ------------------------------------------
+# A commit key is type(2) | group length(2) | group | topic length(2) | topic | partition(4). Its
+# bytes between the type and the partition (the "prefix") name the (group, topic) it counts for, so
+# commits are grouped by those raw bytes and only the few aggregated prefixes are parsed and
+# checked: per-row string decoding was most of the aggregation's cost.
+
+
+def commit_prefix(key: Column) -> Column:
+    """The bytes between record type and partition (null for a key too short to hold both)."""
     from pyspark.sql import functions as F
 
-    glen = _uint(key, 3, 2)
-    tlen = _uint(key, (glen + 5).cast("int"), 2)
-    return F.when(
-        record_type(key).isin(*OFFSET_COMMIT_TYPES),
-        F.decode(key.substr((glen + 7).cast("int"), tlen.cast("int")), "UTF-8"),
-    )
+    n = F.octet_length(key)
+    return F.when(n >= 10, key.substr(F.lit(3), n - 6))
 
 
-def commit_partition(key: Column) -> Column:
-    """The partition of an offset-commit key."""
+def commit_partition_bytes(key: Column) -> Column:
+    """The last four bytes of a commit key (its partition), null for a negative partition.
+
+    Big-endian non-negative int32s order as their bytes do, so the highest partition is the
+    maximum of these bytes; Kafka has no negative partitions.
+    """
     from pyspark.sql import functions as F
 
-    glen = _uint(key, 3, 2)
-    tlen = _uint(key, (glen + 5).cast("int"), 2)
-    return F.when(
-        record_type(key).isin(*OFFSET_COMMIT_TYPES),
-        _uint(key, (glen + tlen + 7).cast("int"), 4).cast("int"),
-    )
+    last = key.substr(F.lit(-4), F.lit(4))
+    return F.when((F.octet_length(key) >= 10) & (last < F.lit(bytearray(b"\x80"))), last)
+
+
+def _utf8(raw: Column) -> Column:
+    """``raw`` as text, or null if it is not valid UTF-8 (Spark's ``decode`` would fail the
+    whole query on such bytes, and a key must never do that)."""
+    from pyspark.sql import functions as F
+
+    return F.try_validate_utf8(raw.cast("string"))
+
+
+def prefix_group(prefix: Column) -> Column:
+    """The group of a commit prefix, null unless the prefix is well formed."""
+    from pyspark.sql import functions as F
+
+    glen = _uint(prefix, 1, 2)
+    return F.when(prefix_ok(prefix), _utf8(prefix.substr(F.lit(3), glen.cast("int"))))
+
+
+def prefix_topic(prefix: Column) -> Column:
+    """The topic of a commit prefix, null unless the prefix is well formed."""
+    from pyspark.sql import functions as F
+
+    glen = _uint(prefix, 1, 2)
+    tlen = _uint(prefix, (glen + 3).cast("int"), 2)
+    return F.when(prefix_ok(prefix), _utf8(prefix.substr((glen + 5).cast("int"), tlen.cast("int"))))
+
+
+def prefix_ok(prefix: Column) -> Column:
+    """Both lengths are within the prefix and add up to it exactly (as the decoder requires:
+    no string may run past the key, no bytes may be left after the partition)."""
+    from pyspark.sql import functions as F
+
+    glen = _uint(prefix, 1, 2)
+    tlen = _uint(prefix, (glen + 3).cast("int"), 2)
+    # Lengths are read unsigned; a negative int16 (>= 32768 here) is malformed, as the
+    # decoder says, even where it would add up.
+    fits = (glen < 0x8000) & (tlen < 0x8000) & (F.octet_length(prefix) == glen + tlen + 4)
+    return F.coalesce(fits, F.lit(False))
+
+
+def partition_of(raw: Column) -> Column:
+    """The int32 of four big-endian bytes (from :func:`commit_partition_bytes`)."""
+    return _uint(raw, 1, 4).cast("int")

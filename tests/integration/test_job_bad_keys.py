@@ -1,0 +1,56 @@
+"""Malformed keys in the stream: never dropped, never fatal.
+
+Offset commits are aggregated in the JVM and never reach Python, so a commit key that the
+decoder would reject must be recognised there and sent to Python, to become a quarantine row
+with its bytes; and a key whose group is not UTF-8 must not fail the batch.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from groupwatch.demo.traffic import create_topic, produce
+from groupwatch.protocol import OffsetCommitValue, decode_record, encode_value
+from tests.integration.test_job_real_groups import make_config, run_once, table
+from tests.integration.test_spark_keys import commit, kstr
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+MIRROR = "bad-keys-mirror"
+VALUE = encode_value(OffsetCommitValue(42, "", 1_700_000_000_000, -1), 3)
+
+GOOD = [commit("ok-group", "orders", p) for p in (0, 3, 1, 3)]
+BAD = [
+    commit("ok-group", "orders", 5) + b"\x00",  # a byte after the partition
+    commit("ok-group", "orders", 9)[:-2],  # partition cut short
+    struct.pack(">h", 1) + kstr("cut") + b"\x00",
+    commit(b"\xff\xfe", "orders", 1),  # group not UTF-8
+    b"\x00\x01",
+    struct.pack(">h", 2) + kstr(b"\xc3\x28"),  # a group-metadata key, group not UTF-8
+]
+
+
+def test_malformed_keys_are_quarantined_and_good_commits_counted(
+    spark, broker: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    create_topic(broker, MIRROR, 3)
+    produce(broker, MIRROR, [(k, VALUE) for k in GOOD + BAD])
+    cfg = make_config(broker, tmp_path, f"source.topic={MIRROR}")
+    run_once(spark, cfg)
+
+    offsets = [r.asDict() for r in table(spark, cfg, "group_offsets").collect()]
+    assert [(r["group"], r["topic"], r["max_partition"], r["commits"]) for r in offsets] == [
+        ("ok-group", "orders", 3, 4)
+    ]
+    quarantine = table(spark, cfg, "quarantine").collect()
+    got = sorted((bytes(q.key), q.stage, q.error_kind, q.field_path) for q in quarantine)
+    expected = []
+    for key in BAD:
+        error = decode_record(key, VALUE).error
+        assert error is not None, key
+        expected.append((key, "decode", error.kind, error.field_path))
+    assert got == sorted(expected)
+    assert all(bytes(q.value) == VALUE for q in quarantine)
