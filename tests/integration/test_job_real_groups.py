@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
@@ -51,18 +50,10 @@ def make_config(broker: str, root: Path, *extra: str) -> config.Config:
 
 
 def run_once(spark, cfg: config.Config) -> None:  # type: ignore[no-untyped-def]
-    from groupwatch.job.components import build_processors
+    """The job as the configuration sets it up, over everything in the source, once."""
     from groupwatch.spark.job import GroupwatchJob
-    from groupwatch.spark.validation import BatchValidator
 
-    root = Path(__file__).resolve().parents[2]
-    job = GroupwatchJob(
-        spark,
-        cfg,
-        functools.partial(build_processors, cfg),
-        validator=BatchValidator(root / "conf" / "expectations"),
-    )
-    job.writer(once=True).start().awaitTermination(600)
+    GroupwatchJob.from_config(spark, cfg).writer(once=True).start().awaitTermination(600)
 
 
 def table(spark, cfg: config.Config, name: str):  # type: ignore[no-untyped-def]
