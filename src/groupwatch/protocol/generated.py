@@ -4,8 +4,8 @@ The interpreter in :mod:`groupwatch.protocol.codec` is a tree of small closures:
 costs a call, every integer a ``struct`` call, every error path a ``try``.  Group-metadata
 records carry a subscription and an assignment per member, so that tree runs hundreds of times
 per record, and it was a third of the streaming job's Python time.  Here the same schema tables
-are written out once as straight-line code: consecutive fixed-width fields are one
-``unpack_from``, an ``int32`` array is one ``unpack_from``, nested structs are direct calls.
+are written out once as straight-line code: each field is read inline (one ``unpack_from`` for
+a fixed-width field, one for a whole ``int32`` array), nested structs are direct calls.
 
 The generated code only knows the happy path.  Any exception it meets (a short buffer, a bad
 length, invalid UTF-8) makes :func:`with_fallback` re-read the bytes with the interpreter,
@@ -157,6 +157,7 @@ class _Generator:
         end = src.var()
         src.add(ind + 1, f"{end} = pos + {n}")
         check = f"{end} > len(buf)"
+        # Only a compact (varint) length can exceed MAX_STRING; a classic int16 cannot.
         if string and self.flexible:
             check += f" or {n} > _MAX_STRING"
         src.add(ind + 1, f"if {check}: raise _Reject")

@@ -77,11 +77,17 @@ def _utf8(raw: Column) -> Column:
     return F.try_validate_utf8(raw.cast("string"))
 
 
+def _prefix_lengths(prefix: Column) -> tuple[Column, Column]:
+    """The group and topic lengths a commit prefix declares (read unsigned)."""
+    glen = _uint(prefix, 1, 2)
+    return glen, _uint(prefix, (glen + 3).cast("int"), 2)
+
+
 def prefix_group(prefix: Column) -> Column:
     """The group of a commit prefix, null unless the prefix is well formed."""
     from pyspark.sql import functions as F
 
-    glen = _uint(prefix, 1, 2)
+    glen, _ = _prefix_lengths(prefix)
     return F.when(prefix_ok(prefix), _utf8(prefix.substr(F.lit(3), glen.cast("int"))))
 
 
@@ -89,8 +95,7 @@ def prefix_topic(prefix: Column) -> Column:
     """The topic of a commit prefix, null unless the prefix is well formed."""
     from pyspark.sql import functions as F
 
-    glen = _uint(prefix, 1, 2)
-    tlen = _uint(prefix, (glen + 3).cast("int"), 2)
+    glen, tlen = _prefix_lengths(prefix)
     return F.when(prefix_ok(prefix), _utf8(prefix.substr((glen + 5).cast("int"), tlen.cast("int"))))
 
 
@@ -99,8 +104,7 @@ def prefix_ok(prefix: Column) -> Column:
     no string may run past the key, no bytes may be left after the partition)."""
     from pyspark.sql import functions as F
 
-    glen = _uint(prefix, 1, 2)
-    tlen = _uint(prefix, (glen + 3).cast("int"), 2)
+    glen, tlen = _prefix_lengths(prefix)
     # Lengths are read unsigned; a negative int16 (>= 32768 here) is malformed, as the
     # decoder says, even where it would add up.
     fits = (glen < 0x8000) & (tlen < 0x8000) & (F.octet_length(prefix) == glen + tlen + 4)

@@ -81,7 +81,7 @@ def to_arrow(
     for table in OUTPUT_TABLES:
         every = rows.get(table.name) or ()
         # Bounded batches: a binary column of one Arrow array holds at most 2 GB, and a long
-        # backlog of a big group carries each record's value on its snapshot row.
+        # backlog of a group's bad records carries each record's value on its quarantine row.
         for start in range(0, len(every), BATCH_ROWS):
             table_rows = every[start : start + BATCH_ROWS]
             batches.append(_batch(table, group, table_rows, schema))
