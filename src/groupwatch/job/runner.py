@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING
 
 from groupwatch.broker import BrokerError
 from groupwatch.config import Config
-from groupwatch.stopping import sigterm_as_interrupt
+from groupwatch.stopping import stop_requests
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger("groupwatch.job")
+
+#: How often the wait for the query looks whether a stop was asked for.
+_POLL_SECONDS = 1
 
 
 def run_job(cfg: Config, *, once: bool) -> int:
@@ -49,14 +52,16 @@ def run_job(cfg: Config, *, once: bool) -> int:
         "until caught up" if once else f"every {cfg.job.trigger_interval}",
     )
     query = writer.start()
-    # On SIGTERM too, stop the query between batches instead of dying mid-write (which a
-    # restart would repair, slowly).
+    # On SIGTERM or Ctrl-C, stop the query instead of dying mid-write (which a restart would
+    # repair, slowly). The wait polls a flag the signal sets: see stop_requests for why the
+    # signal must not raise inside the JVM call.
     try:
-        with sigterm_as_interrupt():
-            query.awaitTermination()
-    except KeyboardInterrupt:
-        log.info("stopping")
-        query.stop()
+        with stop_requests() as stop:
+            while not stop.is_set() and not query.awaitTermination(_POLL_SECONDS):
+                pass
+        if stop.is_set():
+            log.info("stopping")
+            query.stop()
     finally:
         job.batch_log.flush()
         if notifier is not None:
