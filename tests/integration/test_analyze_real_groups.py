@@ -110,7 +110,6 @@ def test_real_groups_raise_nothing_above_info(
 ) -> None:
     raw = dump_consumer_offsets(broker)
     assert raw, "nothing read from __consumer_offsets"
-    pytest.importorskip("groupwatch.protocol", reason="the decoder (issue 3) has not landed")
     from groupwatch.detect import Analyzer, DetectorConfig
     from groupwatch.detect.decoded import decode_raw
     from groupwatch.detect.partitions import broker_counts
@@ -138,7 +137,6 @@ def test_real_groups_raise_nothing_above_info(
 def test_analyze_command_on_a_broker_dump(
     broker: str, groups: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("groupwatch.protocol", reason="the decoder (issue 3) has not landed")
     from groupwatch.cli import main
 
     dump = tmp_path / "offsets.jsonl"

@@ -108,7 +108,7 @@ CATALOGUE: tuple[Kind, ...] = (
         "member",
         False,
         "A member's sticky user data disagrees with its owned_partitions, or its user-data "
-        "generation with its subscription generation_id.",
+        "generation is ahead of its subscription generation_id.",
     ),
     Kind(
         "sticky_divergence",

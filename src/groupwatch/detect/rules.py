@@ -345,10 +345,16 @@ def _userdata_mismatch(f: _Facts) -> list[Finding]:
         ):
             reasons["owned_partitions"] = tp_list(m.owned_partitions)
             reasons["user_data_previous_assignment"] = tp_list(m.user_data_previous)
+        # Only a user-data generation *ahead* of the subscription's is wrong. Kafka's client
+        # takes generation_id from the JoinGroup response but the user-data generation from
+        # the last completed assignment, so a member whose sync was cut short by the next
+        # rebalance rejoins with the user data one or more generations behind (seen on real
+        # cooperative groups under load); a reset generation_id (-1) is no claim at all.
         if (
             m.subscription_generation is not None
+            and m.subscription_generation >= 0
             and m.user_data_generation is not None
-            and m.user_data_generation != m.subscription_generation
+            and m.user_data_generation > m.subscription_generation
         ):
             reasons["generation_id"] = m.subscription_generation
             reasons["user_data_generation"] = m.user_data_generation
