@@ -24,6 +24,20 @@ def run_job(cfg: Config, *, once: bool) -> int:
     from groupwatch.spark.metrics import JobMetrics, ProgressListener
     from groupwatch.spark.session import SparkSetupError, build_session
 
+    # The alert rules are read before Spark starts, so a wrong path fails in a second.
+    notifier_config = None
+    if cfg.alerts.rules:
+        from groupwatch.notify import NotifyConfigError, load_config
+
+        try:
+            notifier_config = load_config(cfg.alerts.rules)
+        except NotifyConfigError as exc:
+            log.error(
+                "alerts.rules: %s (a relative path is read from the current directory; "
+                'alerts.rules="" runs the job without notifications)',
+                exc,
+            )
+            return 1
     try:
         spark = build_session(cfg)
     except SparkSetupError as exc:
@@ -33,10 +47,10 @@ def run_job(cfg: Config, *, once: bool) -> int:
     if cfg.metrics.port:
         metrics.serve(cfg.metrics.host, cfg.metrics.port)
     notifier = None
-    if cfg.alerts.rules:
-        from groupwatch.notify import Notifier, load_config
+    if notifier_config is not None:
+        from groupwatch.notify import Notifier
 
-        notifier = Notifier(load_config(cfg.alerts.rules))
+        notifier = Notifier(notifier_config)
     job = GroupwatchJob.from_config(spark, cfg, metrics=metrics, notifier=notifier)
     spark.streams.addListener(ProgressListener(metrics, job.batch_log))
     try:

@@ -5,6 +5,6 @@ snapshot_rows)`` once per micro-batch; ``groupwatch notify --once`` runs it over
 """
 
 from groupwatch.notify.engine import Alert, Notifier
-from groupwatch.notify.rules import NotifierConfig, load_config
+from groupwatch.notify.rules import NotifierConfig, NotifyConfigError, load_config
 
-__all__ = ["Alert", "Notifier", "NotifierConfig", "load_config"]
+__all__ = ["Alert", "Notifier", "NotifierConfig", "NotifyConfigError", "load_config"]

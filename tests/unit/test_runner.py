@@ -1,0 +1,27 @@
+"""The job's runner refuses a wrong alert-rules path before it starts Spark."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from groupwatch import config
+from groupwatch.job.runner import run_job
+
+
+def test_missing_alert_rules_fail_before_spark_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import groupwatch.spark.session as session
+
+    def no_spark(cfg: config.Config) -> None:
+        raise AssertionError("Spark was started before the alert rules were read")
+
+    monkeypatch.setattr(session, "build_session", no_spark)
+    missing = tmp_path / "alerts.toml"
+    cfg = config.load(None, env={}, overrides=[f"alerts.rules={missing}", "metrics.port=0"])
+    with caplog.at_level(logging.ERROR, logger="groupwatch.job"):
+        assert run_job(cfg, once=True) == 1
+    assert f"alerts.rules: {missing} does not exist" in caplog.text
