@@ -16,6 +16,8 @@ log = logging.getLogger("groupwatch.job")
 
 #: How often the wait for the query looks whether a stop was asked for.
 _POLL_SECONDS = 1
+#: How long to wait for Spark to tell the listener that the query ended.
+_LISTENER_GRACE_SECONDS = 10
 
 
 def run_job(cfg: Config, *, once: bool) -> int:
@@ -52,7 +54,8 @@ def run_job(cfg: Config, *, once: bool) -> int:
 
         notifier = Notifier(notifier_config)
     job = GroupwatchJob.from_config(spark, cfg, metrics=metrics, notifier=notifier)
-    spark.streams.addListener(ProgressListener(metrics, job.batch_log))
+    listener = ProgressListener(metrics, job.batch_log)
+    spark.streams.addListener(listener)
     try:
         writer = job.writer(once=once)
     except (BrokerError, ValueError) as exc:
@@ -77,6 +80,11 @@ def run_job(cfg: Config, *, once: bool) -> int:
             log.info("stopping")
             query.stop()
     finally:
+        # Spark tells its listeners that the query ended from its own thread, after stop()
+        # returns; exiting before that call arrives makes the JVM log a stack trace about
+        # the Python side that vanished.
+        listener.terminated.wait(_LISTENER_GRACE_SECONDS)
+        spark.streams.removeListener(listener)
         job.batch_log.flush()
         if notifier is not None:
             notifier.close(timeout=10)

@@ -8,6 +8,7 @@ function on the driver. The registry is the job's own, so tests can start severa
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
@@ -87,6 +88,9 @@ class ProgressListener(StreamingQueryListener):
     def __init__(self, metrics: JobMetrics, batch_log: BatchLog | None = None) -> None:
         self.metrics = metrics
         self.batch_log = batch_log
+        #: Set once Spark has told this listener that the query ended (it does so after
+        #: ``stop()`` returns, from its listener bus).
+        self.terminated = threading.Event()
 
     def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's interface
         log.info("query %s started (run %s)", event.name, event.runId)
@@ -121,5 +125,8 @@ class ProgressListener(StreamingQueryListener):
         pass
 
     def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
-        if event.exception:
-            log.error("query stopped with an error: %s", event.exception)
+        try:
+            if event.exception:
+                log.error("query stopped with an error: %s", event.exception)
+        finally:
+            self.terminated.set()
