@@ -1,4 +1,4 @@
-"""The job's runner refuses a wrong alert-rules path before it starts Spark."""
+"""The job's runner refuses a wrong alert-rules or expectation-suites path before Spark starts."""
 
 from __future__ import annotations
 
@@ -25,3 +25,20 @@ def test_missing_alert_rules_fail_before_spark_starts(
     with caplog.at_level(logging.ERROR, logger="groupwatch.job"):
         assert run_job(cfg, once=True) == 1
     assert f"alerts.rules: {missing} does not exist" in caplog.text
+
+
+def test_missing_expectation_suites_fail_before_spark_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import groupwatch.spark.session as session
+
+    def no_spark(cfg: config.Config) -> None:
+        raise AssertionError("Spark was started before the suites were looked for")
+
+    monkeypatch.setattr(session, "build_session", no_spark)
+    cfg = config.load(
+        None, env={}, overrides=[f"validation.suites={tmp_path}", "alerts.rules=", "metrics.port=0"]
+    )
+    with caplog.at_level(logging.ERROR, logger="groupwatch.job"):
+        assert run_job(cfg, once=True) == 1
+    assert f"validation.suites: no expectation suite (*.json) in {tmp_path}" in caplog.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groupwatch.broker import BrokerError
@@ -26,7 +27,15 @@ def run_job(cfg: Config, *, once: bool) -> int:
     from groupwatch.spark.metrics import JobMetrics, ProgressListener
     from groupwatch.spark.session import SparkSetupError, build_session
 
-    # The alert rules are read before Spark starts, so a wrong path fails in a second.
+    # Files the job needs are checked before Spark starts, so a wrong path fails in a second.
+    suites = Path(cfg.validation.suites)
+    if cfg.validation.every_n_batches and not any(suites.glob("*.json")):
+        log.error(
+            "validation.suites: no expectation suite (*.json) in %s (a relative path is read "
+            "from the current directory; validation.every_n_batches=0 turns validation off)",
+            suites,
+        )
+        return 1
     notifier_config = None
     if cfg.alerts.rules:
         from groupwatch.notify import NotifyConfigError, load_config
