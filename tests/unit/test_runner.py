@@ -11,15 +11,21 @@ from groupwatch import config
 from groupwatch.job.runner import run_job
 
 
-def test_missing_alert_rules_fail_before_spark_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+@pytest.fixture
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Starting Spark fails the test: the checks must come first."""
     import groupwatch.spark.session as session
 
-    def no_spark(cfg: config.Config) -> None:
-        raise AssertionError("Spark was started before the alert rules were read")
+    def refuse(cfg: config.Config) -> None:
+        raise AssertionError("Spark was started before the configured files were checked")
 
-    monkeypatch.setattr(session, "build_session", no_spark)
+    monkeypatch.setattr(session, "build_session", refuse)
+
+
+@pytest.mark.usefixtures("no_spark")
+def test_missing_alert_rules_fail_before_spark_starts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     missing = tmp_path / "alerts.toml"
     cfg = config.load(None, env={}, overrides=[f"alerts.rules={missing}", "metrics.port=0"])
     with caplog.at_level(logging.ERROR, logger="groupwatch.job"):
@@ -27,15 +33,10 @@ def test_missing_alert_rules_fail_before_spark_starts(
     assert f"alerts.rules: {missing} does not exist" in caplog.text
 
 
+@pytest.mark.usefixtures("no_spark")
 def test_missing_expectation_suites_fail_before_spark_starts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import groupwatch.spark.session as session
-
-    def no_spark(cfg: config.Config) -> None:
-        raise AssertionError("Spark was started before the suites were looked for")
-
-    monkeypatch.setattr(session, "build_session", no_spark)
     cfg = config.load(
         None, env={}, overrides=[f"validation.suites={tmp_path}", "alerts.rules=", "metrics.port=0"]
     )
