@@ -26,10 +26,11 @@ def run_job(cfg: Config, *, once: bool) -> int:
     from groupwatch.spark.job import GroupwatchJob
     from groupwatch.spark.metrics import JobMetrics, ProgressListener
     from groupwatch.spark.session import SparkSetupError, build_session
+    from groupwatch.spark.validation import suite_files
 
     # Files the job needs are checked before Spark starts, so a wrong path fails in a second.
     suites = Path(cfg.validation.suites)
-    if cfg.validation.every_n_batches and not any(suites.glob("*.json")):
+    if cfg.validation.every_n_batches and not suite_files(suites):
         log.error(
             "validation.suites: no expectation suite (*.json) in %s (a relative path is read "
             "from the current directory; validation.every_n_batches=0 turns validation off)",

@@ -23,6 +23,11 @@ log = logging.getLogger("groupwatch.validation")
 ID_COLUMNS = ["source_partition", "source_offset"]
 
 
+def suite_files(suites_dir: Path) -> list[Path]:
+    """The suites of a folder, one ``<table>.json`` per validated table, in name order."""
+    return sorted(suites_dir.glob("*.json"))
+
+
 @dataclass(frozen=True)
 class ExpectationResult:
     table_name: str
@@ -50,7 +55,7 @@ class BatchValidator:
         self._context.variables.progress_bars = ProgressBarsConfig(globally=False)
         source = self._context.data_sources.add_spark("groupwatch", persist=False)
         self._definitions: dict[str, Any] = {}
-        for path in sorted(suites_dir.glob("*.json")):
+        for path in suite_files(suites_dir):
             spec = json.loads(path.read_text())
             suite = self._context.suites.add(
                 gx.ExpectationSuite(
