@@ -89,7 +89,8 @@ CATALOGUE: tuple[Kind, ...] = (
         "topic",
         False,
         "Partitions of a subscribed topic are assigned to nobody, beyond those a correct "
-        "cooperative leader withholds for one round.",
+        "cooperative leader withholds for one round; raised once confirmed (still so in the "
+        "next generation, or after `confirm_after_ms` of stream time).",
         ("KAFKA-14016",),
     ),
     Kind(
@@ -99,7 +100,8 @@ CATALOGUE: tuple[Kind, ...] = (
         False,
         "The actual assignment breaks Kafka's balance definition (sticky protocols, complete "
         "rounds): members two or more apart share a topic, or a partition could move to a "
-        "member that subscribes to it and has two fewer.",
+        "member that subscribes to it and has two fewer; raised once confirmed, as "
+        "`unassigned_partitions`.",
         ("KAFKA-15170",),
     ),
     Kind(
@@ -107,8 +109,12 @@ CATALOGUE: tuple[Kind, ...] = (
         "warning",
         "member",
         False,
-        "A member's sticky user data disagrees with its owned_partitions, or its user-data "
-        "generation is ahead of its subscription generation_id.",
+        "`sticky` protocol: the user data Kafka's StickyAssignor reads (previous assignment, "
+        "generation) disagrees with the member's subscription (owned_partitions, or a "
+        "generation_id behind the user data's), and re-running the assignor on the "
+        "subscription's view assigns differently. Disagreements no Kafka assignor reads "
+        "(cooperative-sticky with a generation_id, range, roundrobin, Streams) are the "
+        "client's own bookkeeping and raise nothing.",
     ),
     Kind(
         "sticky_divergence",

@@ -47,6 +47,16 @@ class DetectorConfig:
             "generations have the same members, subscriptions and assignment"
         ),
     )
+    confirm_after_ms: int = field(
+        default=60_000,
+        metadata=_doc(
+            "`unassigned_partitions` and `imbalanced_assignment` describe states a healthy group "
+            "passes through (a cooperative first round, a leader without topic metadata yet); "
+            "they are raised only when the group's next generation still shows them, or when "
+            "this much stream time (ms) passes on the group's `__consumer_offsets` partition "
+            "without a new generation"
+        ),
+    )
     max_inferred_topics: int = field(
         default=10_000,
         metadata=_doc("state bound: topics per group whose partition count is inferred"),
@@ -65,6 +75,8 @@ class DetectorConfig:
     def __post_init__(self) -> None:
         if self.storm_generations < 1 or self.storm_window_ms < 1:
             raise ValueError("rebalance storm thresholds must be positive")
+        if self.confirm_after_ms < 0:
+            raise ValueError("confirm_after_ms must not be negative")
         if self.churn_generations < 2:
             raise ValueError("churn_generations must be at least 2")
         if any(n < 0 for n in self.partitions_per_topic.values()):

@@ -6,9 +6,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from groupwatch.detect.config import DetectorConfig
+from groupwatch.detect.confirm import Pending
 from groupwatch.detect.decoded import decode_raw, event_from_decoded, is_raw
 from groupwatch.detect.findings import Finding
-from groupwatch.detect.model import Event
+from groupwatch.detect.model import Event, Tick
 from groupwatch.detect.state import GroupState, step
 
 
@@ -19,10 +20,14 @@ def event_from_line(line: Mapping[str, Any]) -> Event | None:
 
 
 class Analyzer:
-    """Per-group states in a dict, fed one line at a time (what ``groupwatch analyze`` runs).
+    """Per-group states in a dict, fed one line at a time: what ``groupwatch analyze`` runs,
+    and what the streaming job's per-group step reproduces (``groupwatch.processing``).
 
-    ``states`` can be saved (``{g: s.to_json()}``) and handed back to a new analyzer: the
-    findings are the same whatever the batching.
+    Stream time is kept per ``__consumer_offsets`` partition (a group's records all live in
+    one): every record moves its partition's clock, and a group whose pending finding's time is
+    up on that clock gets a :class:`Tick` before the record is applied, so a group that stays
+    silent is still judged.  ``states`` can be saved (``{g: s.to_json()}``) and handed back to a
+    new analyzer: the findings are the same whatever the batching.
     """
 
     def __init__(
@@ -31,16 +36,58 @@ class Analyzer:
         states: Mapping[str, GroupState] | None = None,
     ) -> None:
         self.config = config or DetectorConfig()
-        self.states: dict[str, GroupState] = dict(states or {})
+        self.states: dict[str, GroupState] = {}
+        #: group -> (deadline ms, partition) of groups with something pending by time.
+        self._due: dict[str, tuple[int, int | None]] = {}
+        for group, state in (states or {}).items():
+            self._store(group, state)
+
+    def _store(self, group: str, state: GroupState) -> None:
+        self.states[group] = state
+        until = state.pending_until
+        if until is None:
+            self._due.pop(group, None)
+        else:
+            self._due[group] = until
+
+    def _step(self, event: Event) -> list[Finding]:
+        new, findings = step(self.states.get(event.group), event, self.config)
+        self._store(event.group, new)
+        return findings
+
+    def advance(self, time_ms: int, partition: int | None) -> list[Finding]:
+        """Stream time reached ``time_ms`` on ``partition``: raise what is due there."""
+        out: list[Finding] = []
+        ready = sorted(
+            g
+            for g, (deadline, p) in self._due.items()
+            if deadline <= time_ms and (p is None or partition is None or p == partition)
+        )
+        for group in ready:
+            out.extend(self._step(Tick(group, time_ms, partition)))
+        return out
 
     def feed_event(self, event: Event) -> list[Finding]:
-        new, findings = step(self.states.get(event.group), event, self.config)
-        self.states[event.group] = new
-        return findings
+        out: list[Finding] = []
+        if event.time_ms is not None and self._due:
+            partition = event.partition if isinstance(event, Tick) else event.source.partition
+            out.extend(self.advance(event.time_ms, partition))
+        out.extend(self._step(event))
+        return out
 
     def feed(self, line: Mapping[str, Any]) -> list[Finding]:
         event = event_from_line(line)
-        return [] if event is None else self.feed_event(event)
+        if event is not None:
+            return self.feed_event(event)
+        # Records the engine has no use for (KIP-848 records, say) still tell the time.
+        when, partition = line.get("timestamp"), line.get("partition")
+        if isinstance(when, int) and self._due:
+            return self.advance(when, partition if isinstance(partition, int) else None)
+        return []
+
+    def pending(self) -> list[tuple[str, Pending]]:
+        """(group, pending finding) of everything still awaiting confirmation."""
+        return [(g, p) for g, s in sorted(self.states.items()) for p in s.pending]
 
 
 def analyze_lines(

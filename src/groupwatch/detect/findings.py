@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupwatch.detect.catalogue import KINDS, Severity
@@ -98,6 +98,46 @@ class Finding:
             self.member,
             self.id_extra,
         )
+
+    def to_state(self) -> dict[str, Any]:
+        """Every field as JSON-able data, for a finding kept in a group's state."""
+        return {
+            "kind": self.kind,
+            "group": self.group,
+            "generation": self.generation,
+            "detail": self.detail,
+            "source": self.source.to_dict(),
+            "topic": self.topic,
+            "partition": self.partition,
+            "member": self.member,
+            "members": list(self.members),
+            "partitions": None if self.partitions is None else [list(tp) for tp in self.partitions],
+            "evidence": dict(self.evidence),
+            "id_extra": self.id_extra,
+        }
+
+    @classmethod
+    def from_state(cls, doc: Mapping[str, Any]) -> Finding:
+        """The inverse of :meth:`to_state`."""
+        parts = doc.get("partitions")
+        return cls(
+            kind=str(doc["kind"]),
+            group=str(doc["group"]),
+            generation=doc.get("generation"),
+            detail=str(doc["detail"]),
+            source=Source(**doc.get("source", {})),
+            topic=doc.get("topic"),
+            partition=doc.get("partition"),
+            member=doc.get("member"),
+            members=tuple(doc.get("members") or ()),
+            partitions=None if parts is None else tuple((str(t), int(p)) for t, p in parts),
+            evidence=dict(doc.get("evidence") or {}),
+            id_extra=doc.get("id_extra"),
+        )
+
+    def with_evidence(self, **more: Any) -> Finding:
+        """The same finding with more evidence (its id does not change)."""
+        return replace(self, evidence={**self.evidence, **more})
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object ``groupwatch analyze`` prints (and the findings table stores)."""

@@ -95,5 +95,19 @@ class UndecodableRecord:
     time_ms: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Stream time reached ``time_ms`` on ``__consumer_offsets`` partition ``partition``.
+
+    No record of the group says so: other groups' records on the group's partition do (every
+    live consumer commits offsets there).  It lets a state that awaits confirmation be raised
+    when the group itself stays silent.
+    """
+
+    group: str
+    time_ms: int
+    partition: int | None
+
+
 #: Everything the per-group ``step`` consumes.
-Event = GroupSnapshot | Tombstone | OffsetCommit | UndecodableRecord
+Event = GroupSnapshot | Tombstone | OffsetCommit | UndecodableRecord | Tick

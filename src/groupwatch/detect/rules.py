@@ -7,7 +7,7 @@ only; :func:`snapshot_findings` runs them all in the catalogue's order.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.expected import (
@@ -42,6 +42,9 @@ class _Facts:
     valid_owner: dict[TP, str | None] = field(default_factory=dict)
     highest_claim_generation: int = -1
     expected: Expected | NoExpected | None = None
+    #: The group was seen withholding claimed partitions for a round and handing them out in
+    #: the next: it rebalances cooperatively whatever its assignor is called (Streams).
+    withholding_seen: bool = False
 
     @property
     def cooperative(self) -> bool:
@@ -67,8 +70,9 @@ def _facts(
     config: DetectorConfig,
     counts: Mapping[str, int],
     count_sources: Mapping[str, str],
+    withholding_seen: bool = False,
 ) -> _Facts:
-    f = _Facts(snap, config, counts, count_sources)
+    f = _Facts(snap, config, counts, count_sources, withholding_seen=withholding_seen)
     for m in snap.members:
         for tp in dict.fromkeys(m.claim):
             f.claimants.setdefault(tp, []).append(m)
@@ -274,7 +278,7 @@ def _unassigned(f: _Facts) -> list[Finding]:
     if any(m.assignment_error is not None for m in f.snap.members):
         return []
     withheld: set[TP] = set()
-    if f.cooperative:
+    if f.cooperative or f.withholding_seen:
         # A correct cooperative leader leaves a partition out for one round while its
         # previous owner revokes it: it is still claimed by someone.
         withheld.update(f.claimants)
@@ -334,46 +338,94 @@ def _imbalanced(f: _Facts) -> list[Finding]:
     ]
 
 
+def _userdata_disagreement(m: MemberState) -> dict[str, object]:
+    """Where a member's sticky user data contradicts its own subscription."""
+    reasons: dict[str, object] = {}
+    if (
+        m.user_data_previous is not None
+        and m.owned_partitions
+        and set(m.user_data_previous) != set(m.owned_partitions)
+    ):
+        reasons["owned_partitions"] = tp_list(m.owned_partitions)
+        reasons["user_data_previous_assignment"] = tp_list(m.user_data_previous)
+    # Only a user-data generation *ahead* of the subscription's is wrong. Kafka's client
+    # takes generation_id from the JoinGroup response but the user-data generation from
+    # the last completed assignment, so a member whose sync was cut short by the next
+    # rebalance rejoins with the user data one or more generations behind (seen on real
+    # groups under load); a reset generation_id (-1) is no claim at all.
+    if (
+        m.subscription_generation is not None
+        and m.user_data_generation is not None
+        and m.user_data_generation > m.subscription_generation
+    ):
+        reasons["generation_id"] = m.subscription_generation
+        reasons["user_data_generation"] = m.user_data_generation
+    return reasons
+
+
+def _subscription_view(m: MemberState) -> MemberState:
+    """The member as its subscription tells it, in the user-data fields the leader reads."""
+    return replace(
+        m,
+        user_data_previous=m.owned_partitions or m.user_data_previous,
+        user_data_generation=(
+            m.subscription_generation
+            if m.subscription_generation is not None
+            else m.user_data_generation
+        ),
+    )
+
+
 def _userdata_mismatch(f: _Facts) -> list[Finding]:
+    # Of Kafka's assignors only the eager StickyAssignor reads partitions and generation from
+    # the user data; CooperativeStickyAssignor reads a generation from it only when the
+    # subscription carries none (and then there is nothing to disagree with); range,
+    # roundrobin and Streams never read it.  librdkafka and the Go clients fill the field
+    # their own way, so a disagreement Kafka never reads is their bookkeeping, not a fault,
+    # and one that changes nothing a correct leader assigns is not worth a warning either.
+    if (f.snap.protocol or "") != "sticky" or not isinstance(f.expected, Expected):
+        return []
+    reasons = {m.member_id: _userdata_disagreement(m) for m in f.snap.members}
+    reasons = {m: r for m, r in reasons.items() if r}
+    if not reasons:
+        return []
+    alternative = replace(
+        f.snap,
+        members=tuple(
+            _subscription_view(m) if m.member_id in reasons else m for m in f.snap.members
+        ),
+    )
+    other = expected_assignment(alternative, f.counts)
+    if not isinstance(other, Expected) or other.assignment == f.expected.assignment:
+        return []
+    moved = sorted(
+        {
+            tp
+            for m in f.expected.assignment.keys() | other.assignment.keys()
+            for tp in f.expected.assignment.get(m, frozenset())
+            ^ other.assignment.get(m, frozenset())
+        }
+    )
     out = []
     for m in f.snap.members:
-        reasons: dict[str, object] = {}
-        if (
-            m.user_data_previous is not None
-            and m.owned_partitions
-            and set(m.user_data_previous) != set(m.owned_partitions)
-        ):
-            reasons["owned_partitions"] = tp_list(m.owned_partitions)
-            reasons["user_data_previous_assignment"] = tp_list(m.user_data_previous)
-        # Only a user-data generation *ahead* of the subscription's is wrong. Kafka's client
-        # takes generation_id from the JoinGroup response but the user-data generation from
-        # the last completed assignment, so a member whose sync was cut short by the next
-        # rebalance rejoins with the user data one or more generations behind (seen on real
-        # cooperative groups under load); a reset generation_id (-1) is no claim at all.
-        if (
-            m.subscription_generation is not None
-            and m.subscription_generation >= 0
-            and m.user_data_generation is not None
-            and m.user_data_generation > m.subscription_generation
-        ):
-            reasons["generation_id"] = m.subscription_generation
-            reasons["user_data_generation"] = m.user_data_generation
-        if reasons:
-            what = " and ".join(
-                w
-                for w, k in (("partitions", "owned_partitions"), ("generation", "generation_id"))
-                if k in reasons
+        if m.member_id not in reasons:
+            continue
+        what = " and ".join(
+            w
+            for w, k in (("partitions", "owned_partitions"), ("generation", "generation_id"))
+            if k in reasons[m.member_id]
+        )
+        out.append(
+            f.finding(
+                "userdata_mismatch",
+                f"{m.member_id}: the sticky user data the leader reads disagrees with the "
+                f"subscription on {what}, and that changes the assignment of "
+                f"{len(moved)} partition(s)",
+                member=m.member_id,
+                members=(m.member_id,),
+                evidence={**reasons[m.member_id], "partitions_that_would_move": tp_list(moved)},
             )
-            out.append(
-                f.finding(
-                    "userdata_mismatch",
-                    f"{m.member_id}: the {m.user_data_kind} user data disagrees with the "
-                    f"subscription on {what}",
-                    member=m.member_id,
-                    members=(m.member_id,),
-                    evidence=reasons,
-                )
-            )
+        )
     return out
 
 
@@ -461,11 +513,16 @@ def snapshot_findings(
     config: DetectorConfig,
     counts: Mapping[str, int],
     count_sources: Mapping[str, str] | None = None,
+    withholding_seen: bool = False,
 ) -> list[Finding]:
-    """All per-snapshot findings of one consumer-group snapshot."""
+    """All per-snapshot findings of one consumer-group snapshot.
+
+    ``unassigned_partitions`` and ``imbalanced_assignment`` come out unconfirmed: the caller
+    (:mod:`groupwatch.detect.confirm`) holds them until the state persists.
+    """
     if snap.protocol_type != "consumer" or not snap.members:
         return []
-    f = _facts(snap, config, counts, count_sources or {})
+    f = _facts(snap, config, counts, count_sources or {}, withholding_seen)
     out: list[Finding] = []
     for rule in _RULES:
         if snap.awaiting_assignment and rule.__name__ in _ASSIGNMENT_RULES:
@@ -473,27 +530,11 @@ def snapshot_findings(
         out.extend(rule(f))
     if isinstance(f.expected, NoExpected) and out:
         # Say why the expected-assignment rules were silent.
+        reason = f.expected.reason
         out = [
-            _with_note(x, f.expected.reason) if x.kind == "stale_owned_partitions" else x
+            x.with_evidence(expected_assignment_unavailable=reason)
+            if x.kind == "stale_owned_partitions"
+            else x
             for x in out
         ]
     return out
-
-
-def _with_note(finding: Finding, reason: str) -> Finding:
-    evidence = dict(finding.evidence)
-    evidence["expected_assignment_unavailable"] = reason
-    return Finding(
-        kind=finding.kind,
-        group=finding.group,
-        generation=finding.generation,
-        detail=finding.detail,
-        source=finding.source,
-        topic=finding.topic,
-        partition=finding.partition,
-        member=finding.member,
-        members=finding.members,
-        partitions=finding.partitions,
-        evidence=evidence,
-        id_extra=finding.id_extra,
-    )

@@ -14,18 +14,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupwatch.detect import confirm
 from groupwatch.detect.config import DetectorConfig
+from groupwatch.detect.confirm import Pending
 from groupwatch.detect.findings import Finding, TopicPartition
 from groupwatch.detect.model import (
     Event,
     GroupSnapshot,
     OffsetCommit,
+    Tick,
     Tombstone,
     UndecodableRecord,
 )
 from groupwatch.detect.rules import snapshot_findings
 
-STATE_VERSION = 1
+STATE_VERSION = 2
+#: Older state versions this one reads (what they lack starts empty).
+_READS = (1, STATE_VERSION)
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,16 @@ class GroupState:
     inferred_partitions: Mapping[str, int] = field(default_factory=dict)
     #: Ids of recently emitted findings, oldest first: a finding is never raised twice.
     emitted: tuple[str, ...] = ()
+    #: Transient findings awaiting confirmation (:mod:`groupwatch.detect.confirm`).
+    pending: tuple[Pending, ...] = ()
+    #: The group was seen handing over partitions in two rounds (cooperatively).
+    withholding_seen: bool = False
+
+    @property
+    def pending_until(self) -> tuple[int, int | None] | None:
+        """(earliest deadline ms, its partition) of what awaits confirmation by time."""
+        timed = [(p.deadline_ms, p.partition) for p in self.pending if p.deadline_ms is not None]
+        return min(timed, key=lambda d: d[0]) if timed else None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (``json.dumps`` it to store the state as a string)."""
@@ -66,11 +81,13 @@ class GroupState:
             "churn_reported": self.churn_reported,
             "inferred_partitions": dict(sorted(self.inferred_partitions.items())),
             "emitted": list(self.emitted),
+            "pending": [p.to_json() for p in self.pending],
+            "withholding_seen": self.withholding_seen,
         }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> GroupState:
-        if doc.get("v") != STATE_VERSION:
+        if doc.get("v") not in _READS:
             raise ValueError(f"unknown group state version {doc.get('v')!r}")
         return cls(
             group=str(doc["group"]),
@@ -82,6 +99,8 @@ class GroupState:
             churn_reported=bool(doc.get("churn_reported", False)),
             inferred_partitions={str(k): int(v) for k, v in doc["inferred_partitions"].items()},
             emitted=tuple(str(i) for i in doc.get("emitted", ())),
+            pending=tuple(Pending.from_json(p) for p in doc.get("pending", ())),
+            withholding_seen=bool(doc.get("withholding_seen", False)),
         )
 
     def dumps(self) -> str:
@@ -90,11 +109,6 @@ class GroupState:
     @classmethod
     def loads(cls, text: str) -> GroupState:
         return cls.from_json(json.loads(text))
-
-
-def group_of(event: Event) -> str:
-    """The per-group state key of an event (``""`` for a record whose key did not decode)."""
-    return event.group
 
 
 def _infer(
@@ -251,6 +265,22 @@ def step(
         state = GroupState(group=event.group)
     elif state.group != event.group:
         raise ValueError(f"event of group {event.group!r} given to the state of {state.group!r}")
+    # Stream time first: whatever awaited confirmation past this moment is raised before the
+    # record is applied, as it would have been had the group been looked at just before.
+    clock = event.time_ms
+    partition = event.partition if isinstance(event, Tick) else event.source.partition
+    pending, expired = confirm.expire(state.pending, clock, partition)
+    if expired:
+        state = replace(state, pending=pending)
+    state, findings = _apply(state, event, cfg)
+    return _remember(state, expired + findings, cfg)
+
+
+def _apply(
+    state: GroupState, event: Event, cfg: DetectorConfig
+) -> tuple[GroupState, list[Finding]]:
+    if isinstance(event, Tick):
+        return state, []
     if isinstance(event, OffsetCommit):
         inferred = _infer(
             state.inferred_partitions, [(event.topic, event.partition)], cfg.max_inferred_topics
@@ -259,10 +289,7 @@ def step(
             return state, []
         return replace(state, inferred_partitions=inferred), []
     if isinstance(event, Tombstone):
-        return (
-            GroupState(group=state.group, inferred_partitions=state.inferred_partitions),
-            [],
-        )
+        return GroupState(group=state.group, inferred_partitions=state.inferred_partitions), []
     if isinstance(event, UndecodableRecord):
         src = event.source
         finding = Finding(
@@ -280,7 +307,7 @@ def step(
             },
             id_extra=f"{src.topic}/{src.partition}@{src.offset}",
         )
-        return _remember(state, [finding], cfg)
+        return state, [finding]
     snap = event
     inferred = _infer(
         state.inferred_partitions,
@@ -290,22 +317,10 @@ def step(
     if inferred is not state.inferred_partitions:
         state = replace(state, inferred_partitions=inferred)
     counts, sources = partition_counts(state, cfg)
-    findings = snapshot_findings(snap, cfg, counts, sources)
+    found = snapshot_findings(snap, cfg, counts, sources, state.withholding_seen)
+    now = [f for f in found if f.kind not in confirm.TRANSIENT_KINDS]
+    held = [f for f in found if f.kind in confirm.TRANSIENT_KINDS]
+    outcome = confirm.judge(state.pending, snap, held, cfg.confirm_after_ms, state.withholding_seen)
+    state = replace(state, pending=outcome.pending, withholding_seen=outcome.withholding_seen)
     state, cross = _cross_snapshot(state, snap, cfg)
-    return _remember(state, cross + findings, cfg)
-
-
-def run(
-    events: Iterable[Event],
-    config: DetectorConfig | None = None,
-    states: dict[str, GroupState] | None = None,
-) -> tuple[dict[str, GroupState], list[Finding]]:
-    """Fold :func:`step` over events of any groups (the command line's driver)."""
-    states = {} if states is None else states
-    out: list[Finding] = []
-    for event in events:
-        key = group_of(event)
-        new, findings = step(states.get(key), event, config)
-        states[key] = new
-        out.extend(findings)
-    return states, out
+    return state, cross + outcome.raised + now

@@ -53,8 +53,12 @@ def line(assignment: dict[str, Any] | None, owned: list[int]) -> dict[str, Any]:
 
 
 def kinds(assignment: dict[str, Any] | None) -> set[str]:
+    """What the record raises, or holds for confirmation, and what a minute later raises."""
     analyzer = Analyzer(DetectorConfig(partitions_per_topic={"t": 2}))
-    return {f.kind for f in analyzer.feed(line(assignment, [0, 1]))}
+    found = {f.kind for f in analyzer.feed(line(assignment, [0, 1]))}
+    found |= {p.finding.kind for _, p in analyzer.pending()}
+    later = {**line(None, []), "group": "other", "key": {"group": "other"}, "timestamp": 60_001}
+    return found | {f.kind for f in analyzer.feed(later)}
 
 
 def test_pre_sync_record_is_not_judged_on_assignment() -> None:
