@@ -330,6 +330,25 @@ RECORDS: dict[str, tuple[str, dict[str, Any]]] = {
             },
         ),
     ),
+    "consumer_group_member_metadata/v0_consumer_protocol": (
+        "a member on the consumer protocol, as a broker writes it: ClassicMemberMetadata null "
+        "(Kafka's default is an empty struct, so the null is written: tag 0, payload 00)",
+        _rec(
+            5,
+            GM,
+            {
+                "instanceId": None,
+                "rackId": None,
+                "clientId": "c",
+                "clientHost": "/127.0.0.1",
+                "subscribedTopicNames": ["pay", "refund"],
+                "subscribedTopicRegex": "",
+                "rebalanceTimeoutMs": 300000,
+                "serverAssignor": None,
+                "classicMemberMetadata": None,
+            },
+        ),
+    ),
     "consumer_group_member_metadata/tombstone": ("tombstone", _rec(5, GM, None)),
     "consumer_group_target_assignment_metadata/v0": (
         "ConsumerGroupTargetAssignmentMetadataValue",
@@ -377,6 +396,22 @@ RECORDS: dict[str, tuple[str, dict[str, Any]]] = {
                 "state": 2,
                 "assignedPartitions": [
                     {"topicId": TID, "partitions": [1, 2], "assignmentEpochs": [8, 10]}
+                ],
+                "partitionsPendingRevocation": [],
+            },
+        ),
+    ),
+    "consumer_group_current_member_assignment/v0_null_epochs": (
+        "assignmentEpochs written as null (its default is an empty list, so null is on the wire)",
+        _rec(
+            8,
+            GM,
+            {
+                "memberEpoch": 3,
+                "previousMemberEpoch": 2,
+                "state": 0,
+                "assignedPartitions": [
+                    {"topicId": TID, "partitions": [0], "assignmentEpochs": None}
                 ],
                 "partitionsPendingRevocation": [],
             },

@@ -33,7 +33,7 @@ UNKNOWN_TAGS = "unknown_tagged_fields"
 
 
 def _compile_type(
-    t: TypeSpec, version: int, flexible: bool, nullable: bool
+    t: TypeSpec, version: int, flexible: bool, nullable: bool, *, tagged: bool = False
 ) -> tuple[Reader, Writer]:
     if isinstance(t, Prim):
         if t is Prim.STRING:
@@ -44,12 +44,14 @@ def _compile_type(
     if isinstance(t, ArrayOf):
         return _compile_array(t, version, flexible, nullable)
     rw = _compile_struct(t, version, flexible)
-    return _nullable_struct(*rw) if nullable else rw
+    if not nullable:
+        return rw
+    return _tagged_nullable_struct(*rw) if tagged else _nullable_struct(*rw)
 
 
 def _nullable_struct(read_struct: Reader, write_struct: Writer) -> tuple[Reader, Writer]:
-    """A nullable struct field: an int8 marker first (negative = null, else present), as Kafka's
-    generator writes them."""
+    """A nullable struct field in the body: an int8 marker first (negative = null, else
+    present), as Kafka's generator writes them."""
 
     def read(buf: bytes, pos: int) -> tuple[Any, int]:
         marker, pos = w.read_int8(buf, pos)
@@ -60,6 +62,28 @@ def _nullable_struct(read_struct: Reader, write_struct: Writer) -> tuple[Reader,
     def write(value: Any, out: bytearray) -> None:
         if value is None:
             out.append(0xFF)
+            return
+        out.append(1)
+        write_struct(value, out)
+
+    return read, write
+
+
+def _tagged_nullable_struct(read_struct: Reader, write_struct: Writer) -> tuple[Reader, Writer]:
+    """A nullable struct in a tagged field: Kafka's generator marks it with an unsigned varint,
+    not an int8 -- 0 for null (the whole tagged payload is then the one byte ``00``), 1 before
+    a present struct.  Its reader takes the varint as a Java int and calls anything but a
+    positive value null, so a marker with bit 31 set is null too."""
+
+    def read(buf: bytes, pos: int) -> tuple[Any, int]:
+        marker, pos = w.read_uvarint(buf, pos)
+        if not 0 < marker & 0xFFFFFFFF < 0x80000000:
+            return None, pos
+        return read_struct(buf, pos)
+
+    def write(value: Any, out: bytearray) -> None:
+        if value is None:
+            out.append(0)
             return
         out.append(1)
         write_struct(value, out)
@@ -105,15 +129,22 @@ def _compile_array(
 def _compile_struct(s: StructSpec, version: int, flexible: bool) -> tuple[Reader, Writer]:
     regular: list[tuple[str, Reader, Writer]] = []
     tagged: dict[int, tuple[str, Reader, Writer]] = {}
+    tag_defaults: dict[int, Any] = {}
     absent: dict[str, Any] = {}
     for f in s.fields:
         if version not in f.versions:
             absent[f.name] = f.default
             continue
-        rw = _compile_type(f.type, version, flexible, version in f.nullable)
+        rw = _compile_type(
+            f.type, version, flexible, version in f.nullable, tagged=f.tag is not None
+        )
         if f.tag is not None:
             tagged[f.tag] = (f.name, *rw)
-            absent[f.name] = None
+            # Unwritten: Kafka's default. None for most tagged fields; a nullable one whose
+            # default is not null (an empty struct or list) keeps that default, so that a
+            # written null stays apart from an unwritten field.
+            absent[f.name] = f.default
+            tag_defaults[f.tag] = f.default
         else:
             regular.append((f.name, *rw))
     cls = s.cls
@@ -150,7 +181,9 @@ def _compile_struct(s: StructSpec, version: int, flexible: bool) -> tuple[Reader
         for tag in tag_order:
             name, _, write_field = tagged[tag]
             v = get(value, name)
-            if v is not None:  # an absent tagged field is simply not written
+            default = tag_defaults[tag]
+            # As Kafka's writers: a tagged field equal to its default is not written.
+            if v is not default and (default is None or v != default):
                 tmp = bytearray()
                 write_field(v, tmp)
                 fields.append((tag, bytes(tmp)))
@@ -243,7 +276,7 @@ def generated_reader(spec: MessageSpec, version: int) -> Reader:
     flexible = version in spec.flexible
 
     def tagged_reader(f: FieldSpec) -> Reader:
-        return _compile_type(f.type, version, flexible, version in f.nullable)[0]
+        return _compile_type(f.type, version, flexible, version in f.nullable, tagged=True)[0]
 
     return generated.generate(
         spec.struct, version, flexible, tagged_reader=tagged_reader, read_tagged=_read_tagged

@@ -202,7 +202,7 @@ class _Generator:
                 constants[f.name] = f.default
             elif f.tag is not None:
                 tagged[f.tag] = (f.name, self.tagged_reader(f), None)
-                constants[f.name] = None
+                constants[f.name] = f.default  # unwritten: Kafka's default, as the interpreter
             else:
                 target = src.var()
                 self.value(src, 1, f.type, self.version in f.nullable, target)

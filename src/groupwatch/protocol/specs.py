@@ -21,8 +21,10 @@ from groupwatch.protocol.schema import (
     UINT16,
     UUID,
     ArrayOf,
+    FieldSpec,
     MessageSpec,
     StructSpec,
+    TypeSpec,
     field,
     message,
     struct,
@@ -152,10 +154,16 @@ def _value(kafka_name: str, body: StructSpec) -> MessageSpec:
     return message(kafka_name, "0", "0+", body)
 
 
+def _nullable_tagged_list(name: str, element: TypeSpec, *, tag: int) -> FieldSpec:
+    # Kafka's default for these is an empty list, and the broker writes a null explicitly, so
+    # an unwritten one reads as () and a written null as None.
+    return field(name, ArrayOf(element), nullable="0+", default=(), tag=tag)
+
+
 def _topic_id_partitions(with_epochs: bool) -> StructSpec:
     fields = [field("topic_id", UUID), field("partitions", ArrayOf(INT32))]
     if with_epochs:  # 4.3+: the epoch at which each partition was assigned
-        fields.append(field("assignment_epochs", ArrayOf(INT32), nullable="0+", tag=0))
+        fields.append(_nullable_tagged_list("assignment_epochs", INT32, tag=0))
     return struct("TopicPartitions", m.TopicIdPartitions, *fields)
 
 
@@ -236,6 +244,10 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = _value(
                 ),
             ),
             nullable="0+",
+            # Kafka's default is an empty struct, not null: the broker writes the null of a
+            # member on the consumer protocol as the tagged payload 00, and a reader that
+            # finds no tag holds the empty struct.
+            default=m.ClassicMemberMetadata(session_timeout_ms=0, supported_protocols=()),
             tag=0,
         ),
     ),
@@ -304,7 +316,7 @@ _KEY_VALUE_G = _g("KeyValue", field("key", STRING), field("value", STRING))
 def _tasks(with_epochs: bool) -> ArrayOf:
     fields = [field("subtopology_id", STRING), field("partitions", ArrayOf(INT32))]
     if with_epochs:
-        fields.append(field("assignment_epochs", ArrayOf(INT32), nullable="0+", tag=0))
+        fields.append(_nullable_tagged_list("assignment_epochs", INT32, tag=0))
     return ArrayOf(_g("TaskIds", *fields))
 
 
@@ -384,7 +396,7 @@ STREAMS_GROUP_METADATA_VALUE = _generic(
     field("epoch", INT32),
     field("metadata_hash", INT64),
     field("validated_topology_epoch", INT32, tag=0),
-    field("last_assignment_configs", ArrayOf(_KEY_VALUE_G), nullable="0+", tag=1),
+    _nullable_tagged_list("last_assignment_configs", _KEY_VALUE_G, tag=1),
 )
 STREAMS_GROUP_MEMBER_METADATA_VALUE = _generic(
     "StreamsGroupMemberMetadataValue",
