@@ -42,6 +42,8 @@ class JavaGroupMembers:
         self._errors: list[str] = []
         self._acks = 0
         self._cond = threading.Condition()
+        # Callers in several threads (one per group) must not interleave their command lines.
+        self._write = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -54,9 +56,16 @@ class JavaGroupMembers:
         assignor: str,
         *,
         instance_id: str | None = None,
+        protocol: str = "classic",
     ) -> None:
-        """Start member ``name`` in ``group`` with Kafka's assignor of that protocol name."""
+        """Start member ``name`` in ``group`` with Kafka's assignor of that protocol name.
+
+        ``protocol="consumer"`` joins with KIP-848's protocol, where ``assignor`` names the
+        broker's assignor (``uniform`` or ``range``).
+        """
         extra = f" instance={instance_id}" if instance_id else ""
+        if protocol != "classic":
+            extra += f" protocol={protocol}"
         self._send(f"join {name} {group} {','.join(topics)} {assignor}{extra}")
 
     def leave(self, name: str) -> None:
@@ -72,6 +81,11 @@ class JavaGroupMembers:
     def assignments(self) -> Assignments:
         with self._cond:
             return dict(self._owned)
+
+    def errors(self) -> list[str]:
+        """The ``error ...`` lines the host printed so far."""
+        with self._cond:
+            return list(self._errors)
 
     def wait_for(
         self, predicate: Callable[[Assignments], bool], timeout: float = 60.0, what: str = ""
@@ -126,10 +140,11 @@ class JavaGroupMembers:
     # -- plumbing ------------------------------------------------------------------------------
     def _send(self, line: str, *, wait: bool = True) -> None:
         assert self._proc.stdin is not None
-        with self._cond:
-            target = self._acks + 1
-        self._proc.stdin.write(line + "\n")
-        self._proc.stdin.flush()
+        with self._write:
+            with self._cond:
+                target = self._acks + 1
+            self._proc.stdin.write(line + "\n")
+            self._proc.stdin.flush()
         if not wait:
             return
         deadline = time.monotonic() + 60

@@ -26,7 +26,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * the Java client speaks) join, leave, stall past their poll interval and rejoin.
  *
  * <pre>
- * join NAME GROUP TOPICS ASSIGNOR [instance=ID]   start a member (TOPICS comma separated)
+ * join NAME GROUP TOPICS ASSIGNOR [instance=ID] [protocol=consumer]
+ *                                                 start a member (TOPICS comma separated); with
+ *                                                 protocol=consumer (KIP-848) ASSIGNOR names the
+ *                                                 broker's assignor (uniform, range)
  * leave NAME                                      close it (a clean LeaveGroup)
  * stall NAME MILLIS                               stop polling that long, then resume
  * kill NAME                                       stop polling for good, without leaving
@@ -50,8 +53,16 @@ public final class GroupMembers {
             }
             switch (w[0]) {
                 case "join" -> {
-                    String instance = w.length > 5 && w[5].startsWith("instance=") ? w[5].substring(9) : null;
-                    Member m = new Member(bootstrap, w[1], w[2], List.of(w[3].split(",")), w[4], instance);
+                    String instance = null;
+                    String protocol = "classic";
+                    for (int i = 5; i < w.length; i++) {
+                        if (w[i].startsWith("instance=")) {
+                            instance = w[i].substring(9);
+                        } else if (w[i].startsWith("protocol=")) {
+                            protocol = w[i].substring(9);
+                        }
+                    }
+                    Member m = new Member(bootstrap, w[1], w[2], List.of(w[3].split(",")), w[4], instance, protocol);
                     MEMBERS.put(w[1], m);
                     m.thread.start();
                 }
@@ -91,19 +102,27 @@ public final class GroupMembers {
         final AtomicLong stallUntil = new AtomicLong(0);
         final TreeSet<String> owned = new TreeSet<>();
 
-        Member(String bootstrap, String name, String group, List<String> topics, String assignor, String instance) {
+        Member(String bootstrap, String name, String group, List<String> topics, String assignor, String instance,
+                String protocol) {
             this.name = name;
             Properties p = new Properties();
             p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
             p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
             p.put(ConsumerConfig.CLIENT_ID_CONFIG, name);
-            // The classic protocol: its assignments are what GroupMetadataValue records carry.
-            p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-            p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(assignor));
             p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
             p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
-            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+            if (protocol.equals("consumer")) {
+                // KIP-848: the broker assigns, and session and heartbeat timing are the
+                // broker's (the client refuses those settings under this protocol).
+                p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+                p.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, assignor);
+            } else {
+                // The classic protocol: its assignments are what GroupMetadataValue records carry.
+                p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+                p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(assignor));
+                p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
+                p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+            }
             // Short enough that a stalled member is kicked out within seconds.
             p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "5000");
             p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
