@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from groupwatch import locations
 from groupwatch.detect.config import DetectorConfig
 
 ENV_PREFIX = "GROUPWATCH_"
@@ -45,6 +46,11 @@ class SourceConfig:
     fail_on_data_loss: bool = False
     #: Extra Kafka client settings, passed as ``kafka.<name>`` (security.protocol, sasl.*, ...).
     options: Mapping[str, str] = field(default_factory=dict)
+    #: Before the query starts, how long the bootstrap servers have to answer and show the
+    #: topic (0 = no check).
+    check_timeout_seconds: int = 30
+    #: While Spark waits for Kafka's offsets (a broker lost), one warning per this many seconds.
+    wait_log_seconds: int = 30
 
 
 @dataclass(frozen=True)
@@ -163,13 +169,12 @@ class Config:
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def table_path(self, table: str) -> str:
-        """The folder of one Delta table under ``delta.root``."""
-        # Absolute: Delta's table builder reads a relative location as a table name.
-        return str(Path(self.delta.root).resolve() / table)
+        """The folder of one Delta table under ``delta.root`` (a path or a URI)."""
+        return locations.join(self.delta.root, table)
 
     def checkpoint_path(self, query: str) -> str:
         """The checkpoint folder of one streaming query under ``checkpoint.root``."""
-        return str(Path(self.checkpoint.root).resolve() / query)
+        return locations.join(self.checkpoint.root, query)
 
 
 #: The TOML sections, in the order they are documented.

@@ -10,8 +10,13 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def home() -> Path:
-    """``.groupwatch/`` in the checkout, or ``$GROUPWATCH_HOME``."""
-    return Path(os.environ.get("GROUPWATCH_HOME", PROJECT_ROOT / ".groupwatch"))
+    """``$GROUPWATCH_HOME``; else ``.groupwatch/`` of the checkout the package runs from; else
+    (an installed wheel, e.g. in an image) ``.groupwatch/`` in the current directory."""
+    if "GROUPWATCH_HOME" in os.environ:
+        return Path(os.environ["GROUPWATCH_HOME"])
+    if (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT / ".groupwatch"
+    return Path.cwd() / ".groupwatch"
 
 
 def jars_dir(kind: str) -> Path:

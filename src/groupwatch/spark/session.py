@@ -2,7 +2,12 @@
 
 ``configure_spark_with_delta_pip`` would set ``spark.jars.packages``, which makes Spark resolve
 artifacts through Ivy when the JVM starts, i.e. download at run time.  Instead scripts/setup
-fetches the jars once and the session is handed the files with ``spark.jars``.
+fetches the jars once and a local session is handed the files with ``spark.jars``.
+
+Under ``spark-submit`` (or any launcher that started the JVM first, such as a Databricks job)
+the submitter owns the classpath and the cluster settings: the jars come from ``--jars``, the
+driver's address from the cluster, and the job only adds the settings nobody submitted.  It
+never looks for files next to the installed package, which on a cluster node do not exist.
 """
 
 from __future__ import annotations
@@ -22,21 +27,39 @@ class SparkSetupError(RuntimeError):
     """The Spark session cannot be built (missing jars, bad settings)."""
 
 
+#: A class from each jar the job cannot run without, and the jar's name.
+REQUIRED_CLASSES = {
+    "org.apache.spark.sql.kafka010.KafkaSourceProvider": "spark-sql-kafka-0-10",
+    "io.delta.sql.DeltaSparkSessionExtension": "delta-spark_",
+}
+#: Only for a session this process starts itself: on a cluster they would be wrong.
+_LOCAL_ONLY = ("spark.jars", "spark.driver.host", "spark.driver.bindAddress")
+
+
 def spark_jars() -> list[str]:
     """The connector and Delta jars that scripts/setup put in ``.groupwatch/jars/spark``."""
     folder = paths.jars_dir("spark")
     jars = sorted(str(p) for p in folder.glob("*.jar"))
     names = " ".join(os.path.basename(j) for j in jars)
-    for required in ("spark-sql-kafka-0-10", "delta-spark_"):
+    for required in REQUIRED_CLASSES.values():
         if required not in names:
-            raise SparkSetupError(f"{required}*.jar is missing from {folder}; run scripts/setup")
+            raise SparkSetupError(
+                f"{required}*.jar is missing from {folder}; run scripts/setup (or set "
+                "GROUPWATCH_HOME to the folder holding jars/spark; under spark-submit, pass "
+                "the jars with --jars)"
+            )
     return jars
 
 
-def base_settings(config: Config) -> dict[str, str]:
-    """Every Spark setting the job needs, as plain strings (spark-submit may override master)."""
+def launched_by_submitter() -> bool:
+    """Whether the JVM was started before Python (spark-submit, a notebook or job runtime)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def base_settings(config: Config, *, local: bool = True) -> dict[str, str]:
+    """Every Spark setting the job needs, as plain strings; ``local=False`` leaves out what only
+    a session of this process's own may set (jars, driver address)."""
     settings = {
-        "spark.jars": ",".join(spark_jars()),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         # Spark's default (AdminClient) offset reader drops internal topics when it lists
@@ -47,9 +70,6 @@ def base_settings(config: Config) -> dict[str, str]:
         "spark.ui.enabled": str(config.spark.ui_enabled).lower(),
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.showConsoleProgress": "false",
-        # Local runs stay on loopback; a cluster's spark-submit settings take precedence.
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
         # Arrow carries batches between the JVM and the Python decoder.
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
@@ -61,23 +81,66 @@ def base_settings(config: Config) -> dict[str, str]:
         # Kafka's JAAS line carries a password under a name without "password" in it.
         "spark.redaction.regex": "(?i)secret|password|token|access[.]?key|jaas|keystore|truststore",
     }
+    if local:
+        if "spark.jars" not in config.spark.conf:
+            settings["spark.jars"] = ",".join(spark_jars())
+        # A session of our own stays on loopback.
+        settings["spark.driver.host"] = "127.0.0.1"
+        settings["spark.driver.bindAddress"] = "127.0.0.1"
     settings.update(config.spark.conf)
     return settings
 
 
+def _submitted_keys() -> set[str]:
+    """The settings spark-submit already gave the JVM (they win over the job's own)."""
+    from pyspark import SparkConf, SparkContext
+
+    # Connects to the submitter's JVM, so that SparkConf() sees its settings.
+    SparkContext._ensure_initialized()
+    return {key for key, _ in SparkConf().getAll()}
+
+
 def build_session(config: Config) -> SparkSession:
-    """A SparkSession for the job; under spark-submit the submitted master wins."""
+    """A SparkSession for the job; under spark-submit the submitted settings win."""
     from pyspark.sql import SparkSession
 
-    # Python workers must run the interpreter that has groupwatch installed, not whatever
-    # python3 is first on PATH; PySpark reads this when the context starts.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(config.job.app_name)
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        # Started by python, not by spark-submit: nobody chose a master yet.
+    if launched_by_submitter():
+        given = _submitted_keys()
+        settings = {
+            k: v for k, v in base_settings(config, local=False).items() if k not in given
+        }
+    else:
+        # Python workers must run the interpreter that has groupwatch installed, not whatever
+        # python3 is first on PATH; PySpark reads this when the context starts. (A cluster's
+        # workers have their own Python: spark.pyspark.python at submit time.)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(config.spark.master)
-    for key, value in base_settings(config).items():
+        settings = base_settings(config)
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("GROUPWATCH_SPARK_LOG_LEVEL", "WARN"))
+    missing = missing_jars(spark)
+    if missing:
+        spark.stop()
+        raise SparkSetupError(
+            f"{', '.join(missing)} not on the driver's classpath: pass the jars scripts/setup "
+            "fetched (.groupwatch/jars/spark/*.jar) with spark-submit --jars"
+        )
     return spark
+
+
+def missing_jars(spark: SparkSession) -> list[str]:
+    """The required jars whose classes the driver cannot load."""
+    from py4j.protocol import Py4JJavaError
+
+    jvm = spark.sparkContext._jvm
+    loader = jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
+    missing = []
+    for name, jar in REQUIRED_CLASSES.items():
+        try:
+            jvm.java.lang.Class.forName(name, False, loader)
+        except Py4JJavaError:
+            missing.append(f"{jar}*.jar")
+    return missing

@@ -1,0 +1,35 @@
+"""Table and checkpoint locations: local paths or URIs (``file:///``, ``s3a://``, ``abfss://``).
+
+A cluster's executors write the tables, so the location must mean the same on every node: a
+shared file system or an object store, named by URI. A plain path is resolved against the
+directory groupwatch started in, because Delta reads a relative location as a table name.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_uri(location: str) -> bool:
+    return bool(_SCHEME.match(location))
+
+
+def join(root: str, name: str) -> str:
+    """``name`` under ``root``; a URI stays a URI, a path becomes absolute."""
+    if is_uri(root):
+        return root.rstrip("/") + "/" + name
+    return str(Path(root).resolve() / name)
+
+
+def local_path(location: str) -> Path | None:
+    """The local path of a plain path or a ``file:`` URI; None for a remote store."""
+    if not is_uri(location):
+        return Path(location)
+    parsed = urlparse(location)
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+        return Path(unquote(parsed.path))
+    return None
