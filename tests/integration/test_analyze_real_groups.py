@@ -8,17 +8,15 @@ partition), dumped as ``groupwatch decode`` input lines and analysed: nothing ab
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
 
 from groupwatch.demo.java_members import JavaGroupMembers
 from groupwatch.demo.traffic import create_topic, produce
+from tests.realgroups import dump_consumer_offsets
 
 pytestmark = pytest.mark.broker
 
@@ -66,43 +64,6 @@ def groups(broker: str) -> list[str]:
         names.append("analyze-static-range")
         _lifecycle(members, names[-1], "range", static=True)
     return names
-
-
-def dump_consumer_offsets(bootstrap: str) -> list[dict[str, Any]]:
-    """Every record of ``__consumer_offsets`` as a ``groupwatch decode`` input line."""
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap, exclude_internal_topics=False, enable_auto_commit=False
-    )
-    try:
-        parts = [
-            TopicPartition("__consumer_offsets", p)
-            for p in sorted(consumer.partitions_for_topic("__consumer_offsets") or ())
-        ]
-        consumer.assign(parts)
-        consumer.seek_to_beginning(*parts)
-        end = consumer.end_offsets(parts)
-        lines: list[dict[str, Any]] = []
-        deadline = time.monotonic() + 60
-        while any(consumer.position(tp) < end[tp] for tp in parts):
-            assert time.monotonic() < deadline, "could not read __consumer_offsets to its end"
-            for tp, records in consumer.poll(timeout_ms=500).items():
-                for r in records:
-                    lines.append(
-                        {
-                            "key": base64.b64encode(r.key).decode(),
-                            "value": None
-                            if r.value is None
-                            else base64.b64encode(r.value).decode(),
-                            "topic": tp.topic,
-                            "partition": tp.partition,
-                            "offset": r.offset,
-                            "timestamp": r.timestamp,
-                        }
-                    )
-        lines.sort(key=lambda x: (x["partition"], x["offset"]))
-        return lines
-    finally:
-        consumer.close()
 
 
 def test_real_groups_raise_nothing_above_info(

@@ -14,8 +14,8 @@ import pytest
 
 from groupwatch.demo.traffic import create_topic, produce
 from groupwatch.protocol import OffsetCommitValue, decode_record, encode_value
-from tests.integration.test_job_real_groups import make_config, run_once, table
 from tests.integration.test_spark_keys import commit, kstr
+from tests.realgroups import make_config, run_once, table
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

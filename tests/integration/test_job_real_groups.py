@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from groupwatch import config
 from groupwatch.demo.java_members import JavaGroupMembers
 from groupwatch.demo.traffic import create_topic, produce
+from tests.realgroups import make_config, run_once, table
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
@@ -32,32 +32,6 @@ def real_groups(broker: str) -> dict[str, str]:
             members.join(names[0] + "-restarted", group, ["jobtest-orders"], assignor)  # restart
             members.wait_covered([names[0] + "-restarted", *names[1:]], PARTITIONS)
     return groups
-
-
-def make_config(broker: str, root: Path, *extra: str) -> config.Config:
-    return config.load(
-        None,
-        env={},
-        overrides=[
-            f"source.bootstrap_servers={broker}",
-            f"delta.root={root / 'delta'}",
-            f"checkpoint.root={root / 'checkpoints'}",
-            "validation.every_n_batches=1",
-            "metrics.port=0",
-            *extra,
-        ],
-    )
-
-
-def run_once(spark, cfg: config.Config) -> None:  # type: ignore[no-untyped-def]
-    """The job as the configuration sets it up, over everything in the source, once."""
-    from groupwatch.spark.job import GroupwatchJob
-
-    GroupwatchJob.from_config(spark, cfg).writer(once=True).start().awaitTermination(600)
-
-
-def table(spark, cfg: config.Config, name: str):  # type: ignore[no-untyped-def]
-    return spark.read.format("delta").load(cfg.table_path(name))
 
 
 def test_real_groups_land_in_delta_without_alarms(
