@@ -47,7 +47,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     module = importlib.import_module(SUBCOMMANDS[args.command][0])
-    result: int = module.run(args)
+    from groupwatch.config import ConfigError
+
+    try:
+        result: int = module.run(args)
+    except ConfigError as exc:
+        # The same for every subcommand: one line naming the key, exit 2 (like a usage error).
+        print(f"groupwatch {args.command}: {exc}", file=sys.stderr)
+        return 2
     return result
 
 

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from groupwatch import config as config_mod
-from groupwatch.job.command import add_config_arguments
+from groupwatch import config_cli
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_config_arguments(parser)
+    config_cli.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        cfg = config_mod.load(args.conf, overrides=args.overrides)
-    except config_mod.ConfigError as exc:
-        print(f"groupwatch config: {exc}", file=sys.stderr)
-        return 2
+    cfg = config_cli.load(args)
     for section, table in config_mod.to_dict(cfg).items():
         print(f"[{section}]")
         for key, value in table.items():

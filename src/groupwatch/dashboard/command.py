@@ -1,17 +1,22 @@
-"""``groupwatch dashboard``: serve the read-only web dashboard over the Delta tables."""
+"""``groupwatch dashboard``: serve the read-only web dashboard over the Delta tables.
+
+Served by waitress, a production WSGI server (Flask's own server is meant for development and
+says so at start-up), on this machine only unless ``--host`` says otherwise.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
 
-from groupwatch import config
+from groupwatch import config_cli
+
+#: Request threads: the pages read cached tables, so a few serve a team.
+THREADS = 8
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--conf", help="configuration file (default conf/local.toml)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one configuration key (repeatable)")
+    config_cli.add_arguments(parser)
     parser.add_argument("--delta-root", help="read the tables here instead of delta.root")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: this machine only)")
@@ -23,11 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from waitress import serve  # type: ignore[import-untyped]
+
     from groupwatch.dashboard.app import create_app
     from groupwatch.dashboard.store import DeltaStore
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    cfg = config.load(args.conf, overrides=args.set)
+    config_cli.configure_logging(args.verbose)
+    cfg = config_cli.load(args)
     root = args.delta_root or cfg.delta.root
     app = create_app(DeltaStore(root), refresh_seconds=args.refresh, metrics_url=args.metrics_url)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -35,5 +42,8 @@ def run(args: argparse.Namespace) -> int:
                         "address can read the group metadata", args.host)
     print(f"groupwatch dashboard on http://{args.host}:{args.port}/ (tables: {root})",
           flush=True)
-    app.run(host=args.host, port=args.port, debug=False)
+    try:
+        serve(app.server, host=args.host, port=args.port, threads=THREADS)
+    except KeyboardInterrupt:
+        pass
     return 0

@@ -17,6 +17,8 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
+from groupwatch import locations
+from groupwatch.config import ConfigError
 from groupwatch.dashboard.arrow import schema
 from groupwatch.tables import TABLES
 
@@ -33,7 +35,14 @@ class DeltaStore:
     """Read-only access to the tables under one ``delta.root``."""
 
     def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
+        # A file:// URI (as the job may be configured on a cluster) reads as its local path.
+        local = locations.local_path(str(root))
+        if local is None:
+            raise ConfigError(
+                f"delta.root: {root}: the dashboard and the notifier read tables on this "
+                "machine only (a path or a file:// URI)"
+            )
+        self.root = local
         self._cache: dict[str, _Cached] = {}
         self._lock = threading.Lock()
 

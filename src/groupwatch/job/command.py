@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
+from typing import TYPE_CHECKING
 
-from groupwatch import config as config_mod
+from groupwatch import config_cli
+from groupwatch.config import Config, ConfigError
 
-
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--conf`` and ``--set``, shared by every command that reads the configuration."""
-    parser.add_argument(
-        "--conf", default=None, help=f"TOML configuration (default: {config_mod.DEFAULT_CONF})"
-    )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override one configuration key (repeatable)",
-    )
+if TYPE_CHECKING:
+    from groupwatch.notify import NotifierConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_config_arguments(parser)
+    config_cli.add_arguments(parser)
     parser.add_argument(
         "--once",
         action="store_true",
@@ -33,17 +21,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+def referenced_files(cfg: Config) -> NotifierConfig | None:
+    """The files the configuration names, checked before Spark starts so a wrong path fails in
+    a second; returns the alert rules (None when the notifier is off)."""
+    from groupwatch.spark.validation import suite_files
+
+    if cfg.validation.every_n_batches:
+        suites = config_cli.referenced_file(
+            "validation.suites",
+            cfg.validation.suites,
+            hint="; validation.every_n_batches=0 turns validation off",
+        )
+        if not suite_files(suites):
+            raise ConfigError(
+                f"validation.suites: no expectation suite (*.json) in {suites}; "
+                "validation.every_n_batches=0 turns validation off"
+            )
+    if not cfg.alerts.rules:
+        return None
+    from groupwatch.notify import NotifyConfigError, load_config
+
+    rules = config_cli.referenced_file(
+        "alerts.rules", cfg.alerts.rules, hint='; alerts.rules="" runs without notifications'
     )
-    # py4j logs every callback at INFO; the job's own lines are what an operator reads.
-    logging.getLogger("py4j").setLevel(logging.WARNING)
     try:
-        cfg = config_mod.load(args.conf, overrides=args.overrides)
-    except config_mod.ConfigError as exc:
-        print(f"groupwatch run: {exc}", file=sys.stderr)
-        return 2
+        return load_config(rules)
+    except NotifyConfigError as exc:
+        raise ConfigError(f"alerts.rules: {exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    config_cli.configure_logging(args.verbose)
+    cfg = config_cli.load(args)
+    notifier_config = referenced_files(cfg)
     from groupwatch.job.runner import run_job
 
-    return run_job(cfg, once=args.once)
+    return run_job(cfg, once=args.once, notifier_config=notifier_config, verbose=args.verbose)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groupwatch.broker import BrokerError
 from groupwatch.config import Config
+from groupwatch.job.source_wait import SourceWait, waiting_for_source
 from groupwatch.stopping import stop_requests
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from groupwatch.notify import NotifierConfig
 
 log = logging.getLogger("groupwatch.job")
 
@@ -21,38 +23,29 @@ _POLL_SECONDS = 1
 _LISTENER_GRACE_SECONDS = 10
 
 
-def run_job(cfg: Config, *, once: bool) -> int:
-    """Start the job on a new session; returns the process exit code."""
+def run_job(
+    cfg: Config,
+    *,
+    once: bool,
+    notifier_config: NotifierConfig | None = None,
+    verbose: bool = False,
+) -> int:
+    """Start the job on a new session; returns the process exit code. The files the
+    configuration names are checked before (``groupwatch.job.command.referenced_files``)."""
     from groupwatch.spark.job import GroupwatchJob
     from groupwatch.spark.metrics import JobMetrics, ProgressListener
+    from groupwatch.spark.preflight import SourceUnreachable, check_source, quiet_kafka_client
     from groupwatch.spark.session import SparkSetupError, build_session
-    from groupwatch.spark.validation import suite_files
 
-    # Files the job needs are checked before Spark starts, so a wrong path fails in a second.
-    suites = Path(cfg.validation.suites)
-    if cfg.validation.every_n_batches and not suite_files(suites):
-        log.error(
-            "validation.suites: no expectation suite (*.json) in %s (a relative path is read "
-            "from the current directory; validation.every_n_batches=0 turns validation off)",
-            suites,
-        )
-        return 1
-    notifier_config = None
-    if cfg.alerts.rules:
-        from groupwatch.notify import NotifyConfigError, load_config
-
-        try:
-            notifier_config = load_config(cfg.alerts.rules)
-        except NotifyConfigError as exc:
-            log.error(
-                "alerts.rules: %s (a relative path is read from the current directory; "
-                'alerts.rules="" runs the job without notifications)',
-                exc,
-            )
-            return 1
     try:
         spark = build_session(cfg)
     except SparkSetupError as exc:
+        log.error("%s", exc)
+        return 1
+    quiet_kafka_client(spark, verbose=verbose)
+    try:
+        check_source(spark, cfg)
+    except SourceUnreachable as exc:
         log.error("%s", exc)
         return 1
     metrics = JobMetrics()
@@ -82,10 +75,11 @@ def run_job(cfg: Config, *, once: bool) -> int:
     # On SIGTERM or Ctrl-C, stop the query instead of dying mid-write (which a restart would
     # repair, slowly). The wait polls a flag the signal sets: see stop_requests for why the
     # signal must not raise inside the JVM call.
+    waiting = SourceWait(cfg.source.bootstrap_servers, cfg.source.wait_log_seconds, log)
     try:
         with stop_requests() as stop:
             while not stop.is_set() and not query.awaitTermination(_POLL_SECONDS):
-                pass
+                waiting.observe(waiting_for_source(query.status))
         if stop.is_set():
             log.info("stopping")
             query.stop()

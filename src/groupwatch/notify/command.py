@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import time
 
-from groupwatch import config
+from groupwatch import config_cli
+from groupwatch.config import ConfigError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--conf", help="job configuration file, for delta.root")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    config_cli.add_arguments(parser)
     parser.add_argument("--delta-root", help="read the tables here instead of delta.root")
-    parser.add_argument("--rules", help="alert configuration (default conf/alerts.toml)")
+    parser.add_argument("--rules", help="alert configuration (default: alerts.rules)")
     parser.add_argument("--once", action="store_true",
                         help="evaluate once, deliver, and exit (for cron and tests)")
     parser.add_argument("--interval", type=float, default=30.0,
@@ -22,12 +21,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from groupwatch.dashboard.store import DeltaStore
-    from groupwatch.notify import Notifier, load_config
+    from groupwatch.notify import Notifier, NotifyConfigError, load_config
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    cfg = config.load(args.conf, overrides=args.set)
+    config_cli.configure_logging(args.verbose)
+    cfg = config_cli.load(args)
+    key, value = ("--rules", args.rules) if args.rules else ("alerts.rules", cfg.alerts.rules)
+    if not value:
+        raise ConfigError(f"{key} is empty: there are no alert rules to evaluate")
+    try:
+        rules = load_config(config_cli.referenced_file(key, value))
+    except NotifyConfigError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
     store = DeltaStore(args.delta_root or cfg.delta.root)
-    notifier = Notifier(load_config(args.rules))
+    notifier = Notifier(rules)
     try:
         while True:
             findings = store.read("findings").to_dict("records")

@@ -1,0 +1,93 @@
+"""Before the query starts: do the bootstrap servers answer, and does the topic exist?
+
+Spark's Kafka source never gives up on servers that do not answer: the query just waits, and
+the client logs a reconnect warning several times a second. So the job asks first, with
+Kafka's own Admin client in the driver's JVM and exactly the ``kafka.*`` options the source
+gets (security, SASL, SSL), and stops with one line naming the key to fix.
+
+The Kafka client's own log lines are quiet by default (``quiet_kafka_client``): they repeat
+for as long as a broker is away, and ``groupwatch.job.source_wait`` says it once per interval.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from groupwatch.broker import BrokerError
+from groupwatch.config import Config
+from groupwatch.spark.pipelines import kafka_source_options
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger("groupwatch.job")
+
+
+class SourceUnreachable(RuntimeError):
+    """The source cannot be used as configured; the message names the key to fix."""
+
+
+def quiet_kafka_client(spark: SparkSession, *, verbose: bool) -> None:
+    """The driver's Kafka clients (the source's offset reader, the check below) log only errors
+    unless ``verbose``; with it they log as Spark's level allows."""
+    jvm = spark.sparkContext._jvm
+    level = jvm.org.apache.logging.log4j.Level.getLevel("WARN" if verbose else "ERROR")
+    jvm.org.apache.logging.log4j.core.config.Configurator.setLevel("org.apache.kafka", level)
+
+
+def _cause(exc: Exception) -> str:
+    """The innermost Java message of a Py4J error, one line."""
+    java = getattr(exc, "java_exception", None)
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    while java is not None:
+        text = f"{java.getClass().getSimpleName()}: {java.getMessage()}"
+        java = java.getCause()
+    return text
+
+
+def check_source(spark: SparkSession, config: Config) -> None:
+    """Raise :class:`SourceUnreachable` unless the servers answer within
+    ``source.check_timeout_seconds`` and list ``source.topic``."""
+    timeout = config.source.check_timeout_seconds
+    if timeout <= 0:
+        return
+    try:
+        options = kafka_source_options(config)
+    except (BrokerError, ValueError) as exc:
+        raise SourceUnreachable(str(exc)) from None
+    bootstrap = options["kafka.bootstrap.servers"]
+    jvm = spark.sparkContext._jvm
+    props = jvm.java.util.Properties()
+    for key, value in options.items():
+        if key.startswith("kafka."):
+            props.setProperty(key.removeprefix("kafka."), value)
+    millis = str(timeout * 1000)
+    props.setProperty("client.id", "groupwatch-check")
+    props.setProperty("request.timeout.ms", millis)
+    props.setProperty("default.api.timeout.ms", millis)
+    admin_pkg = jvm.org.apache.kafka.clients.admin
+    log.info("checking that %s answers and has %s", bootstrap, config.source.topic)
+    admin = None
+    try:
+        admin = admin_pkg.Admin.create(props)
+        listing = admin_pkg.ListTopicsOptions().listInternal(True).timeoutMs(timeout * 1000)
+        unit = jvm.java.util.concurrent.TimeUnit.SECONDS
+        names = set(admin.listTopics(listing).names().get(timeout + 5, unit))
+    except Exception as exc:  # noqa: BLE001 - Py4J raises one type for every Java failure
+        raise SourceUnreachable(
+            f"source.bootstrap_servers: no answer from {bootstrap} within {timeout} s "
+            f"({_cause(exc)}); source.check_timeout_seconds sets the wait"
+        ) from None
+    finally:
+        if admin is not None:
+            admin.close(jvm.java.time.Duration.ofSeconds(2))
+    if config.source.topic not in names:
+        raise SourceUnreachable(
+            f"source.topic: {bootstrap} has no topic {config.source.topic!r}"
+            + (
+                " (Kafka creates it when the first consumer group commits or joins)"
+                if config.source.topic == "__consumer_offsets"
+                else ""
+            )
+        )
