@@ -35,6 +35,7 @@ import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
 import org.apache.kafka.coordinator.group.GroupCoordinatorRecordSerde;
 import org.apache.kafka.coordinator.group.generated.CoordinatorRecordJsonConverters;
+import org.apache.kafka.coordinator.group.generated.CoordinatorRecordType;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
 
 /**
@@ -45,7 +46,8 @@ import org.apache.kafka.server.common.ApiMessageAndVersion;
  * never stops the run.
  *
  * <p>Ops: record, subscription, assignment, sticky, coop (encode); decode_record,
- * decode_subscription, decode_assignment, decode_sticky, decode_coop (decode).
+ * decode_subscription, decode_assignment, decode_sticky, decode_coop (decode); schemas (the wire
+ * layout of every record key and value version, from the generated classes' {@code SCHEMAS}).
  */
 public final class RecordOracle {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -87,6 +89,7 @@ public final class RecordOracle {
             case "decode_assignment" -> decodeAssignment(bytes(req.get("hex")));
             case "decode_sticky" -> decodeSticky(bytes(req.get("hex")));
             case "decode_coop" -> decodeCoop(bytes(req.get("hex")));
+            case "schemas" -> schemas();
             default -> throw new IllegalArgumentException("unknown op " + op);
         };
     }
@@ -131,6 +134,66 @@ public final class RecordOracle {
             out.put("value_hex", HEX.formatHex(SERDE.serializeValue(record)));
         }
         return out;
+    }
+
+    // --- schemas -------------------------------------------------------------------------------
+
+    /** Per record type id: {"key": layout, "values": {version: layout}}; the embedded consumer
+     * protocol under "consumer_protocol_subscription"/"..._assignment". */
+    private static ObjectNode schemas() throws Exception {
+        ObjectNode out = JSON.createObjectNode();
+        ObjectNode types = out.putObject("record_types");
+        for (CoordinatorRecordType t : CoordinatorRecordType.values()) {
+            ObjectNode o = types.putObject(Short.toString(t.id()));
+            o.put("name", t.toString());
+            o.set("key", layout(schemaOf(t.newRecordKey().getClass(), (short) 0)));
+            ObjectNode values = o.putObject("values");
+            for (short v = t.lowestSupportedVersion(); v <= t.highestSupportedVersion(); v++) {
+                values.set(Short.toString(v), layout(schemaOf(t.newRecordValue().getClass(), v)));
+            }
+        }
+        for (var e : java.util.Map.of("consumer_protocol_subscription", ConsumerProtocolSubscription.class,
+                "consumer_protocol_assignment", ConsumerProtocolAssignment.class).entrySet()) {
+            ObjectNode values = out.putObject(e.getKey());
+            Schema[] all = (Schema[]) e.getValue().getField("SCHEMAS").get(null);
+            for (short v = 0; v < all.length; v++) {
+                if (all[v] != null) values.set(Short.toString(v), layout(all[v]));
+            }
+        }
+        return out;
+    }
+
+    private static Schema schemaOf(Class<?> message, short version) throws Exception {
+        return ((Schema[]) message.getField("SCHEMAS").get(null))[version];
+    }
+
+    private static ObjectNode layout(org.apache.kafka.common.protocol.types.Type type) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("nullable", type.isNullable());
+        if (type instanceof Schema schema) {
+            ArrayNode fields = o.putArray("struct");
+            ObjectNode tagged = o.putObject("tagged");
+            for (org.apache.kafka.common.protocol.types.BoundField bf : schema.fields()) {
+                if (bf.def.type instanceof org.apache.kafka.common.protocol.types.TaggedFields tf) {
+                    o.put("flexible", true);
+                    tf.fields().forEach((tag, f) -> tagged.set(Integer.toString(tag), field(f)));
+                } else {
+                    fields.add(field(bf.def));
+                }
+            }
+        } else if (type.arrayElementType().isPresent()) {
+            o.set("array", layout(type.arrayElementType().get()));
+        } else {
+            o.put("prim", type.toString());
+        }
+        return o;
+    }
+
+    private static ObjectNode field(org.apache.kafka.common.protocol.types.Field f) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("name", f.name);
+        o.set("type", layout(f.type));
+        return o;
     }
 
     // --- consumer protocol -------------------------------------------------------------------
