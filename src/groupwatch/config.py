@@ -93,6 +93,8 @@ class DetectConfig:
     storm_generations: int = _DETECTOR.storm_generations
     storm_window_seconds: int = _DETECTOR.storm_window_ms // 1000
     churn_generations: int = _DETECTOR.churn_generations
+    #: Stream time after which an unconfirmed transient finding is raised anyway.
+    confirm_seconds: int = _DETECTOR.confirm_after_ms // 1000
     #: Known partition counts, topic -> count; topics not listed are inferred from records.
     partitions: Mapping[str, str] = field(default_factory=dict)
 
@@ -110,6 +112,7 @@ class DetectConfig:
                 storm_generations=self.storm_generations,
                 storm_window_ms=self.storm_window_seconds * 1000,
                 churn_generations=self.churn_generations,
+                confirm_after_ms=self.confirm_seconds * 1000,
                 partitions_per_topic=counts,
             )
         except ValueError as exc:

@@ -45,6 +45,8 @@ class GroupResult:
     rows: dict[str, list[Row]] = field(default_factory=dict)
     #: The group's newest group-metadata record is a tombstone: the group was deleted.
     deleted: bool = False
+    #: (deadline ms, partition) of the earliest finding awaiting confirmation by time.
+    pending_until: tuple[int, int | None] | None = None
 
     def add(self, table: str, rows: Iterable[Row]) -> None:
         self.rows.setdefault(table, []).extend(rows)
@@ -67,6 +69,12 @@ class Analysis(Protocol):
 
     def hint(self, state: Any, group: str, topic: str, max_partition: int) -> Any:
         """The group committed offsets up to ``max_partition`` of ``topic``."""
+
+    def tick(self, state: Any, clocks: Mapping[int, int]) -> tuple[Any, list[dict[str, Any]]]:
+        """Stream time reached ``clocks[p]`` on partition ``p``: findings whose time is up."""
+
+    def pending_until(self, state: Any) -> tuple[int, int | None] | None:
+        """(deadline ms, partition) of the earliest finding awaiting confirmation by time."""
 
     def dump(self, state: Any) -> Any:
         """The state as JSON-able data."""
@@ -213,11 +221,16 @@ def process_group(
     analysis: Analysis,
     detected_at: dt.datetime,
     commits: Iterable[tuple[str, int]] = (),
+    clocks: Mapping[int, int] | None = None,
 ) -> GroupResult:
-    """Advance one group over its records (already in offset order).
+    """Advance one group over its records (already in offset order), as ``groupwatch analyze``
+    would over the same records.
 
-    ``commits`` lists (topic, highest partition) of the group's offset commits in this batch,
-    which the JVM aggregated; they inform partition-count inference before the records run.
+    ``commits`` lists (topic, highest partition) of the group's offset commits before this
+    batch; they inform partition-count inference before the records run.  The batch's own
+    commits that tell something new come among ``records``, in their place.  ``clocks``:
+    stream time per source partition at the end of the batch, which confirms what has waited
+    long enough even when the group itself was silent.
     """
     current: dict[str, Any] = dict(state or {})
     open_intervals: ownership.OpenIntervals = dict(current.get("ownership") or {})
@@ -232,6 +245,12 @@ def process_group(
             # the job routed it to (what the JVM could read of the key), whose state it joins.
             line = {**line, "group": group}
         converted: list[MemberState] | None = None
+        if line.get("record_type") == "offset_commit" and not line.get("error"):
+            # A commit hint in its place: it informs counts and time, and has no rows here
+            # (group_offsets aggregates commits in the JVM).
+            detect_state, findings = analysis.feed(detect_state, line)
+            result.add("findings", [_finding_row(f, detected_at) for f in findings])
+            continue
         current["last_event_ms"] = max(record.timestamp_ms, int(current.get("last_event_ms", -1)))
         if line.get("error"):
             result.add("quarantine", [_quarantine(record, line["error"], group, detected_at)])
@@ -272,6 +291,10 @@ def process_group(
                 current["last_generation"] = generation
         detect_state, findings = analysis.feed(detect_state, line, converted)
         result.add("findings", [_finding_row(f, detected_at) for f in findings])
+    if clocks:
+        detect_state, findings = analysis.tick(detect_state, clocks)
+        result.add("findings", [_finding_row(f, detected_at) for f in findings])
+    result.pending_until = analysis.pending_until(detect_state)
     current["ownership"] = open_intervals
     current["detect"] = analysis.dump(detect_state)
     if "partition_ownership" in result.rows:

@@ -197,6 +197,17 @@ GROUP_STATE = Table(
         Column("state", "string", "JSON state of the group"),
         Column("last_event_time", "timestamp", "newest source timestamp seen for the group"),
         Column("deleted", "boolean", "the group was deleted or expired: its state is gone"),
+        Column(
+            "pending_until",
+            "timestamp",
+            "stream time from which a finding awaiting confirmation is raised if the group "
+            "has no new generation by then (null: nothing awaits confirmation)",
+        ),
+        Column(
+            "pending_partition",
+            "int",
+            "the source partition whose stream time counts for `pending_until`",
+        ),
     ),
     key=("group", "batch_id"),
 )

@@ -20,7 +20,14 @@ def _rows(name: str) -> dict[str, list[dict[str, Any]]]:
     """Rows of every table for one library scenario, as the worker has them."""
     records, by_pos = scenario_records(name, lambda i: (f"k{i}".encode(), f"v{i}".encode()))
     result = run_group("g", records, by_pos, NOW)
-    state = {"group": "g", "state": "{}", "last_event_time": NOW, "deleted": False}
+    state = {
+        "group": "g",
+        "state": "{}",
+        "last_event_time": NOW,
+        "deleted": False,
+        "pending_until": NOW,
+        "pending_partition": 3,
+    }
     return {**result.rows, tables.GROUP_STATE.name: [state]}
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from groupwatch.detect import DetectorConfig, analyze_lines
+from groupwatch.detect import Analyzer, DetectorConfig
 from groupwatch.scenarios.builder import decoded_lines, load, scenario_files
 
 FILES = scenario_files()
@@ -21,8 +21,17 @@ def matches(finding: Mapping[str, Any], pattern: Mapping[str, Any]) -> bool:
 
 
 def findings_of(scenario: Mapping[str, Any], lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What analyze raises over the scenario, whose last state then persists: stream time
+    moves on past every confirmation deadline (as the job's mirror test makes it)."""
     config = DetectorConfig(partitions_per_topic=scenario.get("partitions") or {})
-    return [f.to_dict() for f in analyze_lines(lines, config)]
+    analyzer = Analyzer(config)
+    found = [f for line in lines for f in analyzer.feed(line)]
+    times = [line["timestamp"] for line in lines if isinstance(line.get("timestamp"), int)]
+    if times:
+        later = max(times) + config.confirm_after_ms
+        for partition in sorted({line.get("partition") for line in lines}, key=str):
+            found += analyzer.advance(later, partition)
+    return [f.to_dict() for f in found]
 
 
 def check(scenario: Mapping[str, Any], found: list[dict[str, Any]]) -> None:

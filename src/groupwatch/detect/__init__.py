@@ -20,6 +20,7 @@ from groupwatch.detect.model import (
     GroupSnapshot,
     MemberState,
     OffsetCommit,
+    Tick,
     Tombstone,
     UndecodableRecord,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "OffsetCommit",
     "Severity",
     "Source",
+    "Tick",
     "Tombstone",
     "UndecodableRecord",
     "analyze_lines",

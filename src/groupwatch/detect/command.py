@@ -65,9 +65,11 @@ def _lines(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
         yield number, doc if isinstance(doc, dict) else "not a JSON object"
 
 
-def analyze_stream(stream: IO[str], out: IO[str], config: DetectorConfig) -> Counter[str]:
+def analyze_stream(
+    stream: IO[str], out: IO[str], config: DetectorConfig, analyzer: Analyzer | None = None
+) -> Counter[str]:
     """The command's loop: findings to ``out``, returns the count per severity."""
-    analyzer = Analyzer(config)
+    analyzer = analyzer or Analyzer(config)
     counts: Counter[str] = Counter()
     for number, line in _lines(stream):
         findings: Iterable[Finding]
@@ -105,12 +107,22 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"groupwatch analyze: cannot read {source}: {exc.strerror}", file=sys.stderr)
         return 2
+    analyzer = Analyzer(config)
     try:
-        by_severity = analyze_stream(stream, sys.stdout, config)
+        by_severity = analyze_stream(stream, sys.stdout, config, analyzer)
     finally:
         if stream is not sys.stdin:
             stream.close()
     sys.stdout.flush()
     for severity in SEVERITIES:
         print(f"groupwatch analyze: {severity}: {by_severity.get(severity, 0)}", file=sys.stderr)
+    # What the input ended too early to confirm or dismiss: said, not raised.
+    for group, pending in analyzer.pending():
+        f = pending.finding
+        print(
+            f"groupwatch analyze: awaiting confirmation: {group} generation {f.generation} "
+            f"{f.kind}: {f.detail} (raised if the next generation still shows it, or at "
+            f"stream time {pending.deadline_ms})",
+            file=sys.stderr,
+        )
     return 0

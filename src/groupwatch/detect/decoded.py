@@ -276,15 +276,19 @@ def decode_raw(line: Mapping[str, Any]) -> dict[str, Any]:
     import importlib
 
     protocol: Any = importlib.import_module("groupwatch.protocol")
+    decoded: dict[str, Any]
     for name in ("decode_json_line", "decode_line"):
         if hasattr(protocol, name):
-            out: dict[str, Any] = getattr(protocol, name)(dict(line))
-            return out
-    key = base64.b64decode(str(line["key"]))
-    value = None if line.get("value") is None else base64.b64decode(str(line["value"]))
-    decoded: dict[str, Any] = dict(protocol.to_json_dict(protocol.decode_record(key, value)))
+            decoded = dict(getattr(protocol, name)(dict(line)))
+            break
+    else:
+        key = base64.b64decode(str(line["key"]))
+        value = None if line.get("value") is None else base64.b64decode(str(line["value"]))
+        decoded = dict(protocol.to_json_dict(protocol.decode_record(key, value)))
+    # The record's position and time are the line's; the decoder may only echo them (or
+    # leave them None), and the engine's clocks and finding sources need them.
     for field in ("topic", "partition", "offset", "timestamp"):
-        if field in line and field not in decoded:
+        if decoded.get(field) is None and line.get(field) is not None:
             decoded[field] = line[field]
     return decoded
 

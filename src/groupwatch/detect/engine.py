@@ -86,8 +86,14 @@ class Analyzer:
         return []
 
     def pending(self) -> list[tuple[str, Pending]]:
-        """(group, pending finding) of everything still awaiting confirmation."""
-        return [(g, p) for g, s in sorted(self.states.items()) for p in s.pending]
+        """(group, pending finding) of everything still awaiting confirmation (and not yet
+        raised: a confirmed finding stays pending to be confirmed again next generation)."""
+        return [
+            (g, p)
+            for g, s in sorted(self.states.items())
+            for p in s.pending
+            if p.finding.finding_id not in s.emitted  # already raised: kept only to see on
+        ]
 
 
 def analyze_lines(

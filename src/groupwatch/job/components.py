@@ -6,7 +6,7 @@ the workers, not the objects), so nothing heavy is pickled per batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from groupwatch.config import Config
@@ -43,6 +43,22 @@ class EngineAnalysis:
         )
         state, _ = step(state, event, self.config)
         return state
+
+    def tick(self, state: Any, clocks: Mapping[int, int]) -> tuple[Any, list[dict[str, Any]]]:
+        from groupwatch.detect import Tick, step
+
+        until = None if state is None else state.pending_until
+        if until is None:
+            return state, []
+        deadline, partition = until
+        clock = clocks.get(partition) if partition is not None else max(clocks.values())
+        if clock is None or clock < deadline:
+            return state, []
+        state, findings = step(state, Tick(state.group, clock, partition), self.config)
+        return state, [f.to_dict() for f in findings]
+
+    def pending_until(self, state: Any) -> tuple[int, int | None] | None:
+        return None if state is None else state.pending_until
 
     def dump(self, state: Any) -> Any:
         return None if state is None else state.to_json()

@@ -152,26 +152,35 @@ class GroupwatchJob:
         ).persist()
         try:
             stats = (
-                df.groupBy("rtype")
+                df.groupBy("rtype", "partition")
                 .agg(F.count(F.lit(1)).alias("n"), F.max("ts").alias("ts"))
                 .collect()
             )
-            counts = {r["rtype"]: r["n"] for r in stats}
+            counts: dict[int | None, int] = {}
+            for r in stats:
+                counts[r["rtype"]] = counts.get(r["rtype"], 0) + r["n"]
             if not counts:
                 return
+            # Stream time per source partition: it confirms findings awaiting confirmation in
+            # groups that wrote nothing in this batch (analyze's clock, batch by batch).
+            clocks: dict[int, int] = {}
+            for r in stats:
+                if r["ts"] is not None:
+                    clocks[r["partition"]] = max(r["ts"], clocks.get(r["partition"], r["ts"]))
             malformed = None
             if any(counts.get(t, 0) for t in keys.OFFSET_COMMIT_TYPES):
                 malformed = self._write_offsets(df, batch_id)
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             others = any(n for t, n in counts.items() if t not in keys.OFFSET_COMMIT_TYPES)
-            if others or malformed is not None:
+            due = self._due_groups(batch_id, clocks)
+            if others or malformed is not None or due:
                 # Most batches of a quiet cluster hold well-formed offset commits only: no
                 # Python, no state version, no empty commits.
-                written = self._analyze(df, batch_id, detected_at, malformed)
+                written = self._analyze(df, batch_id, detected_at, clocks, due, malformed)
             # The stream's own clock (newest record time of the batch) decides silence, so a
             # backlog of old records does not expire every group it has not reached yet.
-            clock = max((r["ts"] for r in stats if r["ts"] is not None), default=None)
+            clock = max(clocks.values(), default=None)
             if clock is not None:
                 self._maintain_state(batch_id, clock)
         finally:
@@ -223,7 +232,8 @@ class GroupwatchJob:
                 )
                 .whenNotMatchedInsertAll()
             )
-            sinks.run_once(self.spark, merge.execute, APP_ID, batch_id)
+            with sinks.commit_note(self.spark, _batch_note(batch_id)):
+                sinks.run_once(self.spark, merge.execute, APP_ID, batch_id)
             # Malformed keys are rare: their prefixes come to the driver, and the rows they
             # stand for are picked out of the persisted batch by the caller.
             bad = [r["prefix"] for r in aggregated.where(~wellformed).select("prefix").collect()]
@@ -256,44 +266,100 @@ class GroupwatchJob:
             .select(
                 "group",
                 "state",
+                F.unix_millis("last_event_time").alias("last_event_ms"),
                 F.lit(None).cast("string").alias("topic"),
                 F.lit(None).cast("int").alias("max_partition"),
             )
         )
-        # Offset commits (this batch's included: merged before) tell partition counts.
+        # Offset commits of earlier batches tell partition counts: the table as it was before
+        # this batch's MERGE (which may already have run, if this is a replay). The batch's
+        # own commits come among the records, in their place, as analyze sees them.
+        path = self.config.table_path(tables.GROUP_OFFSETS.name)
         hints = (
             self.spark.read.format("delta")
-            .load(self.config.table_path(tables.GROUP_OFFSETS.name))
+            .option("versionAsOf", self._offsets_version_before(batch_id))
+            .load(path)
             .join(groups, "group", "left_semi")
-            .select("group", F.lit(None).cast("string").alias("state"), "topic", "max_partition")
+            .select(
+                "group",
+                F.lit(None).cast("string").alias("state"),
+                F.lit(None).cast("long").alias("last_event_ms"),
+                "topic",
+                "max_partition",
+            )
         )
         return states.unionByName(hints)
+
+    def _offsets_version_before(self, batch_id: int) -> int:
+        """The ``group_offsets`` version before this batch's MERGE (found by its note)."""
+        from delta.tables import DeltaTable
+
+        path = self.config.table_path(tables.GROUP_OFFSETS.name)
+        history = DeltaTable.forPath(self.spark, path).history(2).collect()
+        for entry in history:
+            if entry["userMetadata"] == _batch_note(batch_id):
+                return int(entry["version"]) - 1
+        return max(int(entry["version"]) for entry in history)
+
+    def _due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
+        """Groups whose newest state awaits a confirmation that this batch's clocks make due."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        if not clocks:
+            return []
+        versions = (
+            self.spark.read.format("delta")
+            .load(self.config.table_path(tables.GROUP_STATE.name))
+            .where(F.col("batch_id") < batch_id)
+        )
+        waiting = versions.where(F.col("pending_until").isNotNull()).select("group").distinct()
+        newest = Window.partitionBy("group").orderBy(F.col("batch_id").desc())
+        clock = F.create_map(*[F.lit(v) for kv in sorted(clocks.items()) for v in kv])
+        partition_clock = F.when(
+            F.col("pending_partition").isNull(), F.lit(max(clocks.values()))
+        ).otherwise(F.try_element_at(clock, F.col("pending_partition")))
+        due = (
+            versions.join(waiting, "group", "left_semi")
+            .withColumn("_n", F.row_number().over(newest))
+            .where("_n = 1 AND NOT deleted AND pending_until IS NOT NULL")
+            .where(F.unix_millis("pending_until") <= partition_clock)
+            .select("group")
+        )
+        return sorted(r["group"] for r in due.collect())
 
     def _analyze(
         self,
         df: DataFrame,
         batch_id: int,
         detected_at: dt.datetime,
+        clocks: dict[int, int],
+        due: list[str],
         malformed_commits: Column | None = None,
     ) -> dict[str, int]:
         from pyspark.sql import functions as F
 
+        columns = ("group", "key", "value", "topic", "partition", "offset", "ts")
         python = ~F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) | F.col("rtype").isNull()
         if malformed_commits is not None:
             python = python | malformed_commits
         records = df.where(python)
-        records = records.withColumn("group", F.coalesce("kgroup", F.lit("")))
+        records = records.withColumn("group", F.coalesce("kgroup", F.lit(""))).select(*columns)
         groups = records.select("group").distinct()
+        if due:
+            groups = groups.unionByName(
+                self.spark.createDataFrame([(g,) for g in due], "group string")
+            ).distinct()
+        records = records.unionByName(_first_commits(df, groups).select(*columns))
         state = self._prior_state(groups, batch_id)
         factory = self.factory
         schema, arrow_schema = self._output_schemas
 
         def run(rec: pa.Table, st: pa.Table) -> pa.Table:
-            return _process_arrow(rec, st, factory, detected_at, arrow_schema)
+            return _process_arrow(rec, st, factory, detected_at, arrow_schema, clocks)
 
         out = (
-            records.select("group", "key", "value", "topic", "partition", "offset", "ts")
-            .groupBy("group")
+            records.groupBy("group")
             .cogroup(state.groupBy("group"))
             .applyInArrow(run, schema)
             .persist()
@@ -625,6 +691,39 @@ class GroupwatchJob:
             self.metrics.last_batch_time.set(time.time())
 
 
+def _batch_note(batch_id: int) -> str:
+    """The note a batch's ``group_offsets`` MERGE leaves in the table's history."""
+    return f"{APP_ID} batch {batch_id}"
+
+
+def _first_commits(df: DataFrame, groups: DataFrame) -> DataFrame:
+    """Of the batch's offset commits of ``groups``, the first for each (group, topic,
+    partition): all that inference can learn from them, in the place it learns it.
+
+    Later commits of the same partition tell nothing new about counts; the time they tell is
+    the batch's clock, which the Python stage applies at the end.
+    """
+    from pyspark.sql import functions as F
+
+    prefix = keys.commit_prefix(F.col("key"))
+    first = F.min_by(
+        F.struct("key", "value", "topic", "partition", "offset", "ts"),
+        F.struct("partition", "offset"),
+    )
+    return (
+        df.where(
+            F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES)
+            & F.col("value").isNotNull()
+            & keys.prefix_group(prefix).isNotNull()
+            & keys.prefix_topic(prefix).isNotNull()
+        )
+        .join(groups.withColumnRenamed("group", "kgroup"), "kgroup", "left_semi")
+        .groupBy("kgroup", prefix.alias("prefix"), keys.commit_partition_bytes(F.col("key")))
+        .agg(first.alias("r"))
+        .select(F.col("kgroup").alias("group"), "r.*")
+    )
+
+
 def source_records(rec: pa.Table) -> list[processing.SourceRecord]:
     """One group's rows of the cogroup as source records, in offset order."""
     rec = rec.sort_by([("partition", "ascending"), ("offset", "ascending")])
@@ -641,12 +740,17 @@ def _process_arrow(
     factory: ProcessorFactory,
     detected_at: dt.datetime,
     schema: pa.Schema,
+    clocks: dict[int, int],
 ) -> pa.Table:
-    """Worker side of the cogroup: one group's records and prior state -> output rows."""
-    if rec.num_rows == 0:
+    """Worker side of the cogroup: one group's records and prior state -> output rows.
+
+    A group with state but no records is one whose pending confirmation the batch's clocks
+    made due: it runs with no records, to be judged on time alone.
+    """
+    if rec.num_rows == 0 and not any(s is not None for s in st.column("state").to_pylist()):
         return schema.empty_table()
     with _collector_paused():
-        group, rows = _group_rows(rec, st, factory, detected_at)
+        group, rows = _group_rows(rec, st, factory, detected_at, clocks)
         return output.to_arrow(group, rows, schema)
 
 
@@ -670,18 +774,25 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _group_rows(
-    rec: pa.Table, st: pa.Table, factory: ProcessorFactory, detected_at: dt.datetime
+    rec: pa.Table,
+    st: pa.Table,
+    factory: ProcessorFactory,
+    detected_at: dt.datetime,
+    clocks: dict[int, int],
 ) -> tuple[str, dict[str, list[processing.Row]]]:
     """The group of the cogroup's records and its rows per table (state row included)."""
     decode, analysis = factory()
-    group = str(rec.column("group")[0].as_py())
+    group = str((rec if rec.num_rows else st).column("group")[0].as_py())
     state = None
+    last_before = -1
     commits: list[tuple[str, int]] = []
-    for saved, topic, max_partition in zip(
-        *output.column_lists(st, ("state", "topic", "max_partition")), strict=True
+    for saved, last_ms, topic, max_partition in zip(
+        *output.column_lists(st, ("state", "last_event_ms", "topic", "max_partition")),
+        strict=True,
     ):
         if saved is not None:
             state = json.loads(saved)
+            last_before = last_ms if last_ms is not None else -1
         elif topic is not None:
             commits.append((topic, max_partition))
     commits.sort()
@@ -694,8 +805,10 @@ def _group_rows(
         analysis=analysis,
         detected_at=detected_at,
         commits=commits,
+        clocks=clocks,
     )
-    last = max(r.timestamp_ms for r in records)
+    last = max((r.timestamp_ms for r in records), default=last_before)
+    until = result.pending_until
     state_row = {
         "group": group,
         # A deleted group starts afresh if its name is used again; the marker row lets the
@@ -703,5 +816,7 @@ def _group_rows(
         "state": None if result.deleted else json.dumps(result.state, sort_keys=True),
         "last_event_time": processing._ts(last),
         "deleted": result.deleted,
+        "pending_until": None if until is None or result.deleted else processing._ts(until[0]),
+        "pending_partition": None if until is None or result.deleted else until[1],
     }
     return group, {**result.rows, tables.GROUP_STATE.name: [state_row]}

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 _TXN_APP = "spark.databricks.delta.write.txnAppId"
+_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 _TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 
 
@@ -30,6 +31,7 @@ def ensure_tables(spark: SparkSession, config: Config) -> None:
     for table in TABLES.values():
         path = config.table_path(table.name)
         if DeltaTable.isDeltaTable(spark, path):
+            _add_missing_columns(spark, path, table)
             continue
         builder = DeltaTable.createIfNotExists(spark).location(path)
         for column in table.columns:
@@ -37,6 +39,18 @@ def ensure_tables(spark: SparkSession, config: Config) -> None:
         if table.partition_by:
             builder = builder.partitionedBy(*table.partition_by)
         builder.comment(table.doc).execute()
+
+
+def _add_missing_columns(spark: SparkSession, path: str, table: Table) -> None:
+    """A table made by an older groupwatch gets the columns added since (all nullable)."""
+    have = {f.name for f in spark.read.format("delta").load(path).schema.fields}
+    missing = [c for c in table.columns if c.name not in have]
+    if missing:
+        added = ", ".join(
+            f"`{c.name}` {c.ddl} COMMENT '{c.doc.replace(chr(39), chr(92) + chr(39))}'"
+            for c in missing
+        )
+        spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ({added})")
 
 
 def conform(df: DataFrame, table: Table) -> DataFrame:
@@ -90,6 +104,16 @@ def transaction(spark: SparkSession, app_id: str, batch_id: int) -> Iterator[Non
     finally:
         spark.conf.unset(_TXN_APP)
         spark.conf.unset(_TXN_VERSION)
+
+
+@contextmanager
+def commit_note(spark: SparkSession, note: str) -> Iterator[None]:
+    """Delta commits made inside carry ``note`` as their ``userMetadata`` in the history."""
+    spark.conf.set(_USER_METADATA, note)
+    try:
+        yield
+    finally:
+        spark.conf.unset(_USER_METADATA)
 
 
 def run_once(
