@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -86,6 +87,11 @@ class ProcessMember:
         if self.proc.poll() not in (None, 0):
             out.append(f"exited {self.proc.returncode}; stderr in {self.log}")
         return out
+
+    def dump_stacks(self) -> None:
+        """Ask a Python member for its threads' stacks (into its log); others ignore it."""
+        if self.proc.poll() is None and self.proc.args[0] == sys.executable:
+            self.proc.send_signal(signal.SIGUSR1)
 
     def leave(self, timeout: float = 60.0) -> None:
         """Ask for a clean close and wait for it; kill it if it does not exit in time."""
@@ -227,11 +233,15 @@ def wait_covered(
         if len(flat) == partitions == len(set(flat)) and all(owned[: partitions]):
             return time.monotonic() - start
         if time.monotonic() > deadline:
+            for m in members:
+                if isinstance(m, ProcessMember):
+                    m.dump_stacks()
             report = {m.name: sorted(o) for m, o in zip(members, owned, strict=True)}
             problems = {m.name: m.problems() for m in members if m.problems()}
+            logs = [str(m.log) for m in members if isinstance(m, ProcessMember)]
             raise AssertionError(
                 f"{what}: did not converge to {partitions} partitions in {timeout:.0f}s: "
-                f"{report} problems={problems}"
+                f"{report} problems={problems} logs={logs}"
             )
         time.sleep(0.2)
 

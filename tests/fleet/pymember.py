@@ -11,6 +11,8 @@ A process of its own keeps the client's threads away from pytest's.
 
 from __future__ import annotations
 
+import faulthandler
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -105,6 +107,9 @@ def kafka_python_member(
 
 
 def main(argv: list[str]) -> int:
+    # A member that stops heartbeating is a client problem worth seeing: SIGUSR1 (sent by the
+    # fleet when a group does not converge) writes every thread's stack to stderr, the log.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     client, bootstrap, group, topics, assignor = argv[:5]
     instance = argv[5] if len(argv) > 5 else None
     make = {"confluent": confluent_member, "kafka-python": kafka_python_member}[client]

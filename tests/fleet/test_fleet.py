@@ -20,7 +20,7 @@ import shutil
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +39,10 @@ by_group = pytest.mark.parametrize("spec", GROUPS, ids=lambda s: s.group)
 
 @dataclass(frozen=True)
 class FleetRun:
-    timelines: dict[str, Timeline]
+    # the bulky fields stay out of the repr pytest prints for a failing test's arguments
+    timelines: dict[str, Timeline] = field(repr=False)
     dump: Path
-    records: list[dict[str, Any]]
+    records: list[dict[str, Any]] = field(repr=False)
     seconds: float
 
 
@@ -92,8 +93,8 @@ def analyzed(fleet_run: FleetRun, broker: str) -> dict[str, list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class JobTables:
-    findings: dict[str, list[dict[str, Any]]]
-    quarantine: dict[str | None, list[dict[str, Any]]]
+    findings: dict[str, list[dict[str, Any]]] = field(repr=False)
+    quarantine: dict[str | None, list[dict[str, Any]]] = field(repr=False)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +112,7 @@ def job_tables(
     quarantine: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
     for row in table(spark, cfg, "quarantine").collect():
         q = row.asDict()
-        quarantine[q["group"]].append(q)
+        quarantine[q["group"] or None].append(q)
     return JobTables(findings, quarantine)
 
 
@@ -201,6 +202,7 @@ def test_job_raises_nothing_above_info(
 
 
 @pytest.mark.spark
-def test_job_quarantines_nothing_of_unknown_group(job_tables: JobTables) -> None:
+def test_job_quarantines_nothing_without_a_group(job_tables: JobTables) -> None:
+    """Quarantine rows whose key named no group (or an empty one) belong to no verdict above."""
     unattributed = job_tables.quarantine.get(None, [])
     assert not unattributed, "\n".join(describe_quarantine(q) for q in unattributed[:20])
