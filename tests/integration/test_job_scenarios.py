@@ -78,6 +78,23 @@ def mirror_records(docs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def mirror_config(broker: str, root: Path, counts: dict[str, int], *extra: str) -> config.Config:
+    """The job over the mirror topic, knowing every scenario's partition counts."""
+    return config.load(
+        None,
+        env={},
+        overrides=[
+            f"source.bootstrap_servers={broker}",
+            f"source.topic={MIRROR}",
+            f"delta.root={root / 'delta'}",
+            f"checkpoint.root={root / 'checkpoints'}",
+            "metrics.port=0",
+            f"detect.partitions={json.dumps(counts)}",
+            *extra,
+        ],
+    )
+
+
 @pytest.fixture(scope="module")
 def scenarios(broker: str) -> dict[str, dict[str, Any]]:
     docs = {p.stem: namespaced(load(p), f"{p.stem}.") for p in scenario_files()}
@@ -99,19 +116,12 @@ def test_the_job_and_analyze_agree(spark, scenarios, broker: str, tmp_path: Path
         offsets[rec["partition"]] = rec["offset"] + 1
     analyzer = Analyzer(DetectorConfig(partitions_per_topic=counts))
     expected = {f.finding_id: f for line in records for f in analyzer.feed(line)}
-    cfg = config.load(
-        None,
-        env={},
-        overrides=[
-            f"source.bootstrap_servers={broker}",
-            f"source.topic={MIRROR}",
-            "source.max_offsets_per_trigger=25",
-            f"delta.root={tmp_path / 'delta'}",
-            f"checkpoint.root={tmp_path / 'checkpoints'}",
-            "validation.every_n_batches=0",
-            "metrics.port=0",
-            f"detect.partitions={json.dumps(counts)}",
-        ],
+    cfg = mirror_config(
+        broker,
+        tmp_path,
+        counts,
+        "source.max_offsets_per_trigger=25",
+        "validation.every_n_batches=0",
     )
     run_once(spark, cfg)
     rows = table(spark, cfg, "findings").select("finding_id", "kind", "group").collect()
@@ -124,19 +134,7 @@ def test_the_job_and_analyze_agree(spark, scenarios, broker: str, tmp_path: Path
 
 def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
-    cfg = config.load(
-        None,
-        env={},
-        overrides=[
-            f"source.bootstrap_servers={broker}",
-            f"source.topic={MIRROR}",
-            f"delta.root={tmp_path / 'delta'}",
-            f"checkpoint.root={tmp_path / 'checkpoints'}",
-            "validation.every_n_batches=1",
-            "metrics.port=0",
-            f"detect.partitions={json.dumps(counts)}",
-        ],
-    )
+    cfg = mirror_config(broker, tmp_path, counts, "validation.every_n_batches=1")
     run_once(spark, cfg)
     rows = [r.asDict(recursive=True) for r in table(spark, cfg, "findings").collect()]
     for row in rows:
