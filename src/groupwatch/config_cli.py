@@ -54,6 +54,18 @@ def referenced_file(key: str, value: str, *, hint: str = "") -> Path:
     return path
 
 
+def _third_party(name: str) -> bool:
+    return any(name == lib or name.startswith(lib + ".") for lib in THIRD_PARTY)
+
+
+class _QuietThirdParty(logging.Filter):
+    """Drops third-party records below WARNING at the handler: a library module may set its
+    own logger's level at import (Great Expectations does), after ours was set."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or not _third_party(record.name)
+
+
 def configure_logging(verbose: bool) -> None:
     """INFO for groupwatch's own lines; third-party libraries at WARNING unless ``verbose``."""
     logging.basicConfig(
@@ -62,3 +74,8 @@ def configure_logging(verbose: bool) -> None:
     logging.getLogger("groupwatch").setLevel(logging.INFO)
     for name in THIRD_PARTY:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.WARNING)
+    for handler in logging.getLogger().handlers:
+        for old in [f for f in handler.filters if isinstance(f, _QuietThirdParty)]:
+            handler.removeFilter(old)
+        if not verbose:
+            handler.addFilter(_QuietThirdParty())

@@ -20,6 +20,11 @@ def is_uri(location: str) -> bool:
 
 def join(root: str, name: str) -> str:
     """``name`` under ``root``; a URI stays a URI, a path becomes absolute."""
+    local = local_path(root)
+    if is_uri(root) and local is not None:
+        # Hadoop's own spelling of a local URI (file:/a/b): Delta compares a new table's
+        # location with its qualified path as strings, and file:///a/b would differ.
+        return f"file:{local.resolve() / name}"
     if is_uri(root):
         return root.rstrip("/") + "/" + name
     return str(Path(root).resolve() / name)

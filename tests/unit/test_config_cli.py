@@ -136,3 +136,23 @@ def test_third_party_loggers_are_quiet_unless_verbose(verbose: bool) -> None:
         assert logging.getLogger(name).isEnabledFor(logging.INFO) is verbose, name
         assert logging.getLogger(name).isEnabledFor(logging.WARNING)
     assert logging.getLogger("groupwatch.job").isEnabledFor(logging.INFO)
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_library_that_sets_its_own_level_stays_quiet(verbose: bool) -> None:
+    # Great Expectations sets one of its loggers to INFO when that module is imported.
+    script = (
+        "import logging\n"
+        "from groupwatch import config_cli\n"
+        f"config_cli.configure_logging({verbose})\n"
+        "noisy = logging.getLogger('great_expectations.data_context.types.base')\n"
+        "noisy.setLevel(logging.INFO)\n"
+        "noisy.info('library detail')\n"
+        "noisy.warning('library warning')\n"
+        "logging.getLogger('groupwatch.job').info('our line')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "our line" in proc.stderr and "library warning" in proc.stderr
+    assert ("library detail" in proc.stderr) is verbose
