@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -84,6 +85,7 @@ def test_job_survives_a_broker_restart(own_broker: LocalBroker, tmp_path: Path) 
         f"delta.root={delta}",
         f"checkpoint.root={tmp_path / 'checkpoints'}",
         "job.trigger_interval=1 second",
+        "source.wait_log_seconds=2",
         "metrics.port=0",
         "alerts.rules=",
         "spark.master=local[2]",
@@ -110,10 +112,16 @@ def test_job_survives_a_broker_restart(own_broker: LocalBroker, tmp_path: Path) 
             return ready
 
         _wait("findings of the first half", seen(before), proc, log)
+        # Lose the broker once that batch has ended, so that the loss meets the query asking
+        # Kafka for offsets (on a loaded machine a batch can outlast the whole outage).
+        ended = re.compile(r"batch 0: \d+ records")
+        _wait("the first batch's end", lambda: bool(ended.search(log.read_text())), proc, log)
         own_broker.stop()
+        lost = time.monotonic()
         time.sleep(5)  # the job's reader now fails to reach the broker for a few triggers
         assert proc.poll() is None, log.read_text()[-4000:]
         state = own_broker.start()
+        outage = time.monotonic() - lost
         assert state.bootstrap == bootstrap  # same ports: the job's settings still hold
         for name in after:
             replay(bootstrap, MIRROR, raw_records(docs[name]))
@@ -133,5 +141,11 @@ def test_job_survives_a_broker_restart(own_broker: LocalBroker, tmp_path: Path) 
         check(doc, [f for f in found if f["group"] in scenario_groups(doc)])
     text = log.read_text()
     assert "stopping" in text
+    # The lost broker is said once per source.wait_log_seconds, not by the Kafka client's
+    # reconnect warnings several times a second.
+    waits = [line for line in text.splitlines() if "no answer from Kafka" in line]
+    assert 1 <= len(waits) <= outage / 2 + 2, text[-4000:]
+    assert "answers again" in text, text[-4000:]
+    assert "NetworkClient" not in text, text[-4000:]
     # Spark's listener bus reaches the Python listener after the stop: no Py4J stack trace.
     assert "threw an exception" not in text, text[-4000:]
