@@ -1,9 +1,10 @@
 """spark-submit entry point of the groupwatch streaming job.
 
-    spark-submit --master <url> --jars "$(ls .groupwatch/jars/spark/*.jar | paste -sd,)" \\
-        streaming/groupwatch_job.py --conf conf/local.toml [--once] [--set section.key=value]
+    spark-submit --master <url> --jars "$(ls .groupwatch/jars/spark/*.jar | paste -sd, -)" \\
+        --py-files dist/groupwatch.zip streaming/groupwatch_job.py --conf FILE [--once]
 
-Everything happens in the package; this file only turns arguments into a call.
+The README's "On a cluster" section is the tested recipe. Everything happens in the package;
+this file only turns arguments into a call.
 """
 
 import sys

@@ -53,7 +53,9 @@ def spark_jars() -> list[str]:
 
 def launched_by_submitter() -> bool:
     """Whether the JVM was started before Python (spark-submit, a notebook or job runtime)."""
-    return "PYSPARK_GATEWAY_PORT" in os.environ
+    from pyspark import SparkContext
+
+    return "PYSPARK_GATEWAY_PORT" in os.environ or SparkContext._active_spark_context is not None
 
 
 def base_settings(config: Config, *, local: bool = True) -> dict[str, str]:
