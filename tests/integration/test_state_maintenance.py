@@ -42,7 +42,8 @@ def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
 
 
 def _state(spark, cfg, rows):  # type: ignore[no-untyped-def]
-    frame = spark.createDataFrame(rows, tables.GROUP_STATE.ddl)
+    """(group, batch_id, state, last_event_time, deleted) rows, nothing awaiting confirmation."""
+    frame = spark.createDataFrame([(*r, None, None) for r in rows], tables.GROUP_STATE.ddl)
     frame.write.format("delta").mode("append").save(cfg.table_path("group_state"))
 
 
