@@ -60,6 +60,13 @@ def test_missing_topic_names_the_key(spark, broker: str) -> None:  # type: ignor
     create_topic(broker, "preflight-present", 1)
     present = config.load(None, env={}, overrides=[*base, "source.topic=preflight-present"])
     check_source(spark, present)
+    # A list, as Spark's subscribe option takes it: every topic must exist.
+    both = config.load(
+        None, env={}, overrides=[*base, "source.topic=preflight-present, no-such-topic"]
+    )
+    with pytest.raises(SourceUnreachable) as exc:
+        check_source(spark, both)
+    assert str(exc.value) == f"source.topic: {broker} has no topic 'no-such-topic'"
 
 
 def test_check_can_be_turned_off(spark) -> None:  # type: ignore[no-untyped-def]

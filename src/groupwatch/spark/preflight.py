@@ -82,12 +82,15 @@ def check_source(spark: SparkSession, config: Config) -> None:
     finally:
         if admin is not None:
             admin.close(jvm.java.time.Duration.ofSeconds(2))
-    if config.source.topic not in names:
+    # Spark's `subscribe` takes a comma-separated list (the demo reads two topics).
+    wanted = [t.strip() for t in config.source.topic.split(",") if t.strip()]
+    missing = [t for t in wanted if t not in names]
+    if missing:
         raise SourceUnreachable(
-            f"source.topic: {bootstrap} has no topic {config.source.topic!r}"
+            f"source.topic: {bootstrap} has no topic {', '.join(map(repr, missing))}"
             + (
                 " (Kafka creates it when the first consumer group commits or joins)"
-                if config.source.topic == "__consumer_offsets"
+                if "__consumer_offsets" in missing
                 else ""
             )
         )
