@@ -55,6 +55,12 @@ def delta_root(request: pytest.FixtureRequest) -> str:
         realjob.FINDING_TIMEOUT,
         "validation_results rows",
     )
+    # The partition page's owners too: with a fast server the pages are read right away.
+    job.wait_for(
+        lambda: any(r["group"] == GROUP for r in job.table("partition_ownership")),
+        realjob.FINDING_TIMEOUT,
+        "partition_ownership rows",
+    )
     return str(job.delta_root)
 
 
