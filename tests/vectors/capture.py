@@ -36,6 +36,7 @@ from typing import Any
 from groupwatch import paths
 from groupwatch.broker import LocalBroker
 from groupwatch.protocol import decode_record
+from tests.realgroups import dump_consumer_offsets
 
 ROOT = Path(__file__).resolve().parent / "captured"
 PREFIX = "capture-"
@@ -182,41 +183,6 @@ def run_streams_scenario(bootstrap: str, scenario: str, protocol: str, work: Pat
         if errors:
             log(f"  {i.name}: {errors[:3]}")
     log(f"{scenario}: {time.monotonic() - t0:.0f} s")
-
-
-def dump_consumer_offsets(bootstrap: str) -> list[dict[str, Any]]:
-    """Every record of ``__consumer_offsets``, in partition and offset order."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-        consumer_timeout_ms=5000,
-    )  # fmt: skip
-    try:
-        numbers = sorted(consumer.partitions_for_topic("__consumer_offsets") or ())
-        parts = [TopicPartition("__consumer_offsets", p) for p in numbers]
-        consumer.assign(parts)
-        consumer.seek_to_beginning(*parts)
-        ends = consumer.end_offsets(parts)
-        out: list[dict[str, Any]] = []
-        while any(consumer.position(tp) < ends[tp] for tp in parts):
-            for records in consumer.poll(timeout_ms=1000).values():
-                for r in records:
-                    value = None if r.value is None else base64.b64encode(r.value).decode()
-                    out.append(
-                        {
-                            "key": base64.b64encode(r.key).decode(),
-                            "value": value,
-                            "topic": r.topic,
-                            "partition": r.partition,
-                            "offset": r.offset,
-                            "timestamp": r.timestamp,
-                        }
-                    )
-        out.sort(key=lambda r: (r["partition"], r["offset"]))
-        return out
-    finally:
-        consumer.close()
 
 
 def _decoded(rec: dict[str, Any]) -> Any:
