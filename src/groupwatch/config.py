@@ -95,6 +95,18 @@ class DetectConfig:
     churn_generations: int = _DETECTOR.churn_generations
     #: Stream time after which an unconfirmed transient finding is raised anyway.
     confirm_seconds: int = _DETECTOR.confirm_after_ms // 1000
+    #: KIP-848/streams groups: how long a violation must hold before it is raised.
+    modern_confirm_seconds: int = _DETECTOR.modern_confirm_ms // 1000
+    #: Slack beyond a member's rebalance timeout before ``revocation_overdue``.
+    revocation_grace_seconds: int = _DETECTOR.revocation_grace_ms // 1000
+    #: How long a member may wait UNRELEASED before ``unreleased_too_long``.
+    unreleased_max_seconds: int = _DETECTOR.unreleased_max_ms // 1000
+    #: How long the group epoch may stay above the assignment epoch.
+    assignment_lag_max_seconds: int = _DETECTOR.assignment_lag_max_ms // 1000
+    #: The brokers' session timeout for static members away at epoch -2.
+    static_session_timeout_seconds: int = _DETECTOR.static_session_timeout_ms // 1000
+    #: The brokers' Kafka version (e.g. ``4.1.1``), "" if unknown.
+    broker_version: str = ""
     #: Known partition counts, topic -> count; topics not listed are inferred from records.
     partitions: Mapping[str, str] = field(default_factory=dict)
 
@@ -113,6 +125,12 @@ class DetectConfig:
                 storm_window_ms=self.storm_window_seconds * 1000,
                 churn_generations=self.churn_generations,
                 confirm_after_ms=self.confirm_seconds * 1000,
+                modern_confirm_ms=self.modern_confirm_seconds * 1000,
+                revocation_grace_ms=self.revocation_grace_seconds * 1000,
+                unreleased_max_ms=self.unreleased_max_seconds * 1000,
+                assignment_lag_max_ms=self.assignment_lag_max_seconds * 1000,
+                static_session_timeout_ms=self.static_session_timeout_seconds * 1000,
+                broker_version=self.broker_version or None,
                 partitions_per_topic=counts,
             )
         except ValueError as exc:

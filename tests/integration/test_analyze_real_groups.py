@@ -73,13 +73,14 @@ def test_real_groups_raise_nothing_above_info(
     assert raw, "nothing read from __consumer_offsets"
     from groupwatch.detect import Analyzer, DetectorConfig
     from groupwatch.detect.decoded import decode_raw
-    from groupwatch.detect.partitions import broker_counts
+    from groupwatch.detect.partitions import broker_topics
 
-    counts = broker_counts(broker)
+    counts, names = broker_topics(broker)
     assert counts[TOPIC] == PARTITIONS
+    assert TOPIC in names.values(), "the broker's metadata gave no topic ids"
     for config in (DetectorConfig(partitions_per_topic=counts), DetectorConfig()):
         analyzer = Analyzer(config)
-        found = [f for line in raw for f in analyzer.feed(line)]
+        found = [f for line in raw for f in analyzer.feed(line)] + analyzer.finish()
         ours = [f for f in found if f.group in groups]
         serious = [
             f"{f.group} g{f.generation} {f.kind}: {f.detail}" for f in ours if f.severity != "info"

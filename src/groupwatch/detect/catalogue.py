@@ -28,6 +28,8 @@ class Kind:
     cross_snapshot: bool
     explanation: str
     incidents: tuple[str, ...] = ()
+    #: Raised for KIP-848 consumer groups and streams groups (their own records), not classic.
+    modern: bool = False
 
 
 CATALOGUE: tuple[Kind, ...] = (
@@ -162,6 +164,186 @@ CATALOGUE: tuple[Kind, ...] = (
         "Several consecutive generations with the same members, subscriptions and assignment: "
         "a rebalance loop.",
         ("KAFKA-15106", "KAFKA-13406"),
+    ),
+    # -- KIP-848 consumer groups and KIP-1071 streams groups (records 3-8, 16, 17-23) -------
+    # Judged at quiescent points (see docs/detection.md): raised when a violation still holds
+    # `modern_confirm_ms` after it was first seen, or once its own time limit has passed.
+    Kind(
+        "partition_owned_twice",
+        "critical",
+        "partition",
+        False,
+        "KIP-848: a partition is in two members' assigned or pending-revocation partitions at "
+        'once; the coordinator\'s replay refuses such a log ("the partition is still owned").',
+        ("KAFKA-16147",),
+        modern=True,
+    ),
+    Kind(
+        "partition_assigned_and_pending",
+        "critical",
+        "partition",
+        False,
+        "KIP-848: one member holds a partition both as assigned and as pending revocation.",
+        ("KAFKA-16147",),
+        modern=True,
+    ),
+    Kind(
+        "handover_while_held",
+        "critical",
+        "partition",
+        True,
+        "KIP-848: a member received a partition while the previous holder's latest record still "
+        "held it (assigned or pending revocation).",
+        ("KAFKA-16147",),
+        modern=True,
+    ),
+    Kind(
+        "handover_epoch_not_increased",
+        "critical",
+        "partition",
+        True,
+        "KIP-848: a member received a partition at a member epoch not above the epoch at which "
+        "the previous holder last held it: two owners of one partition at one epoch.",
+        ("KAFKA-19974", "KAFKA-19431"),
+        modern=True,
+    ),
+    Kind(
+        "handover_epoch_not_increased_known",
+        "warning",
+        "partition",
+        True,
+        "As `handover_epoch_not_increased`, on a broker version known to do it "
+        "(`broker_version` below 4.2.0, KAFKA-19974): the fix is an upgrade.",
+        ("KAFKA-19974",),
+        modern=True,
+    ),
+    Kind(
+        "member_state_inconsistent",
+        "error",
+        "member",
+        False,
+        "KIP-848/streams: a member's state contradicts its partitions: UNREVOKED with nothing "
+        "pending revocation (a static member away at epoch -2 excepted), or STABLE/UNRELEASED "
+        "with partitions pending revocation.",
+        modern=True,
+    ),
+    Kind(
+        "member_state_unknown",
+        "warning",
+        "member",
+        False,
+        "KIP-848/streams: a member's state byte is none of STABLE, UNREVOKED, UNRELEASED.",
+        modern=True,
+    ),
+    Kind(
+        "epoch_order_violation",
+        "error",
+        "member",
+        False,
+        "KIP-848/streams: epochs out of order: a member epoch above the assignment epoch or the "
+        "group epoch, or the assignment epoch above the group epoch (-2 excepted).",
+        ("KAFKA-20442",),
+        modern=True,
+    ),
+    Kind(
+        "epoch_regression",
+        "error",
+        "group",
+        True,
+        "KIP-848/streams: the group epoch, the assignment epoch or a member's epoch went down "
+        "with no tombstone of that key in between.",
+        modern=True,
+    ),
+    Kind(
+        "stable_member_off_target",
+        "error",
+        "member",
+        False,
+        "KIP-848: a STABLE member at the assignment epoch holds other partitions than its "
+        "target restricted to its subscription.",
+        modern=True,
+    ),
+    Kind(
+        "target_overlap",
+        "error",
+        "partition",
+        False,
+        "KIP-848/streams: the target assignment gives one partition (active task) to two "
+        "members; the second waits UNRELEASED for ever.",
+        modern=True,
+    ),
+    Kind(
+        "assignment_outside_subscription",
+        "warning",
+        "member",
+        False,
+        "KIP-848: a member is assigned (not merely pending revocation) partitions of a topic "
+        "neither its topic list nor its regex subscribes to.",
+        ("KAFKA-19431",),
+        modern=True,
+    ),
+    Kind(
+        "revocation_overdue",
+        "warning",
+        "member",
+        False,
+        "KIP-848/streams: a member has been UNREVOKED longer than its rebalance timeout plus "
+        "`revocation_grace_ms`; the coordinator should have fenced it.",
+        modern=True,
+    ),
+    Kind(
+        "unreleased_too_long",
+        "warning",
+        "member",
+        False,
+        "KIP-848/streams: a member has waited UNRELEASED (for partitions another member still "
+        "holds) longer than `unreleased_max_ms`.",
+        modern=True,
+    ),
+    Kind(
+        "assignment_epoch_behind",
+        "warning",
+        "group",
+        False,
+        "KIP-848/streams: a group with members has had its group epoch above its assignment "
+        "epoch longer than `assignment_lag_max_ms`: no new target assignment was computed.",
+        ("KAFKA-20442",),
+        modern=True,
+    ),
+    Kind(
+        "static_member_away_too_long",
+        "warning",
+        "member",
+        False,
+        "KIP-848: a static member has been away (member epoch -2) longer than "
+        "`static_session_timeout_ms`; the coordinator should have removed it.",
+        modern=True,
+    ),
+    Kind(
+        "topic_id_unresolved",
+        "info",
+        "topic",
+        False,
+        "KIP-848: a check needed the name of a topic id that no record of the group (partition "
+        "metadata, v4 offset commits) nor the configured names gave; the check was skipped.",
+        modern=True,
+    ),
+    Kind(
+        "task_active_twice",
+        "critical",
+        "partition",
+        False,
+        "Streams group: an active task (subtopology, partition) is active or pending revocation "
+        "in members of two processes at once.",
+        modern=True,
+    ),
+    Kind(
+        "task_active_and_standby",
+        "error",
+        "member",
+        False,
+        "Streams group: one process holds a task both as active and as standby or warm-up.",
+        modern=True,
     ),
 )
 

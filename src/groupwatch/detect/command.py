@@ -18,7 +18,7 @@ from groupwatch.detect.catalogue import SEVERITIES
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.engine import Analyzer
 from groupwatch.detect.findings import Finding, Source
-from groupwatch.detect.partitions import PartitionsError, broker_counts, load_counts_file
+from groupwatch.detect.partitions import PartitionsError, broker_topics, load_counts_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,11 +80,17 @@ def analyze_stream(
                 findings = analyzer.feed(line)
             except Exception as exc:  # noqa: BLE001 - bad input must never stop the command
                 findings = [_bad_line(number, f"{type(exc).__name__}: {exc}")]
-        for f in findings:
-            counts[f.severity] += 1
-            out.write(json.dumps(f.to_dict(), ensure_ascii=False, separators=(", ", ": ")))
-            out.write("\n")
+        _write(findings, out, counts)
+    # The end of the input is the point where everything is read: modern groups are judged.
+    _write(analyzer.finish(), out, counts)
     return counts
+
+
+def _write(findings: Iterable[Finding], out: IO[str], counts: Counter[str]) -> None:
+    for f in findings:
+        counts[f.severity] += 1
+        out.write(json.dumps(f.to_dict(), ensure_ascii=False, separators=(", ", ": ")))
+        out.write("\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,13 +98,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.partitions:
             counts.update(load_counts_file(args.partitions))
+        names: dict[str, str] = {}
         if args.bootstrap_server:
-            broker = broker_counts(args.bootstrap_server)
+            broker, names = broker_topics(args.bootstrap_server)
             counts.update({t: n for t, n in broker.items() if t not in counts})
     except PartitionsError as exc:
         print(f"groupwatch analyze: {exc}", file=sys.stderr)
         return 2
-    config = DetectorConfig(partitions_per_topic=counts)
+    config = DetectorConfig(partitions_per_topic=counts, topic_names=names)
     source = str(args.input)
     try:
         stream: IO[str] = (

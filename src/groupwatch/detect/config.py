@@ -57,6 +57,59 @@ class DetectorConfig:
             "without a new generation"
         ),
     )
+    modern_confirm_ms: int = field(
+        default=10_000,
+        metadata=_doc(
+            "KIP-848 and streams groups: a violation of the group's state is raised at a "
+            "quiescent point (the end of `analyze`'s input; the end of a job batch that read "
+            "everything available) once it has held this much stream time (ms) on the group's "
+            "`__consumer_offsets` partition, so half-written record groups do not alarm"
+        ),
+    )
+    revocation_grace_ms: int = field(
+        default=30_000,
+        metadata=_doc(
+            "`revocation_overdue`: slack (ms) beyond the member's rebalance timeout before an "
+            "UNREVOKED member is overdue"
+        ),
+    )
+    default_rebalance_timeout_ms: int = field(
+        default=300_000,
+        metadata=_doc("rebalance timeout (ms) of a member whose record does not state one"),
+    )
+    unreleased_max_ms: int = field(
+        default=300_000,
+        metadata=_doc("`unreleased_too_long`: how long (ms) a member may wait UNRELEASED"),
+    )
+    assignment_lag_max_ms: int = field(
+        default=300_000,
+        metadata=_doc(
+            "`assignment_epoch_behind`: how long (ms) a group with members may have its group "
+            "epoch above its assignment epoch (4.3 brokers batch assignments on purpose)"
+        ),
+    )
+    static_session_timeout_ms: int = field(
+        default=45_000,
+        metadata=_doc(
+            "`static_member_away_too_long`: the session timeout (ms) after which a static "
+            "member away at epoch -2 should be gone (the broker's "
+            "`group.consumer.session.timeout.ms`)"
+        ),
+    )
+    broker_version: str | None = field(
+        default=None,
+        metadata=_doc(
+            "the brokers' Apache Kafka version, e.g. `4.1.1`; below 4.2.0 a handover at an "
+            "unchanged epoch is the known KAFKA-19974 and raised as a warning"
+        ),
+    )
+    topic_names: Mapping[str, str] = field(
+        default_factory=dict,
+        metadata=_doc(
+            "topic id -> name known beforehand (the job asks the brokers' Admin API); the "
+            "groups' own records (partition metadata, v4 offset commits) add to it"
+        ),
+    )
     max_inferred_topics: int = field(
         default=10_000,
         metadata=_doc("state bound: topics per group whose partition count is inferred"),
@@ -79,5 +132,16 @@ class DetectorConfig:
             raise ValueError("confirm_after_ms must not be negative")
         if self.churn_generations < 2:
             raise ValueError("churn_generations must be at least 2")
+        if (
+            min(
+                self.modern_confirm_ms,
+                self.revocation_grace_ms,
+                self.unreleased_max_ms,
+                self.assignment_lag_max_ms,
+                self.static_session_timeout_ms,
+            )
+            < 0
+        ):
+            raise ValueError("KIP-848 time limits must not be negative")
         if any(n < 0 for n in self.partitions_per_topic.values()):
             raise ValueError("partition counts must not be negative")

@@ -22,6 +22,7 @@ from groupwatch.detect.model import (
     Tombstone,
     UndecodableRecord,
 )
+from groupwatch.detect.modern.adapt import ModernContractError, modern_record
 
 DEFAULT_TOPIC = "__consumer_offsets"
 
@@ -260,10 +261,21 @@ def event_from_decoded(
             partition = _int_or_none(key.get("partition"))
             if not group or topic is None or partition is None or partition < 0:
                 raise ContractError("offset commit key without group, topic or partition")
-            return OffsetCommit(group, topic, partition, source, time_ms)
-    except ContractError as exc:
+            value = line.get("value")
+            topic_id = value.get("topic_id") if isinstance(value, Mapping) else None
+            return OffsetCommit(
+                group,
+                topic,
+                partition,
+                source,
+                time_ms,
+                topic_id if isinstance(topic_id, str) else None,
+            )
+        if not group:
+            return None
+        return modern_record(line, group, source, time_ms)
+    except (ContractError, ModernContractError) as exc:
         return UndecodableRecord(group, "contract", str(exc), None, None, source, time_ms)
-    return None
 
 
 def decode_raw(line: Mapping[str, Any]) -> dict[str, Any]:

@@ -39,12 +39,15 @@ class Analyzer:
         self.states: dict[str, GroupState] = {}
         #: group -> (deadline ms, partition) of groups with something pending by time.
         self._due: dict[str, tuple[int, int | None]] = {}
+        #: Stream time per ``__consumer_offsets`` partition (``None``: records without one).
+        self.clocks: dict[int | None, int] = {}
         for group, state in (states or {}).items():
             self._store(group, state)
 
     def _store(self, group: str, state: GroupState) -> None:
         self.states[group] = state
-        until = state.pending_until
+        # Only what stream time alone raises: modern groups wait for a quiescent point.
+        until = state.confirm_until
         if until is None:
             self._due.pop(group, None)
         else:
@@ -67,11 +70,17 @@ class Analyzer:
             out.extend(self._step(Tick(group, time_ms, partition)))
         return out
 
+    def _tell_time(self, time_ms: int, partition: int | None) -> None:
+        if time_ms > self.clocks.get(partition, time_ms - 1):
+            self.clocks[partition] = time_ms
+
     def feed_event(self, event: Event) -> list[Finding]:
         out: list[Finding] = []
-        if event.time_ms is not None and self._due:
+        if event.time_ms is not None:
             partition = event.partition if isinstance(event, Tick) else event.source.partition
-            out.extend(self.advance(event.time_ms, partition))
+            self._tell_time(event.time_ms, partition)
+            if self._due:
+                out.extend(self.advance(event.time_ms, partition))
         out.extend(self._step(event))
         return out
 
@@ -79,11 +88,30 @@ class Analyzer:
         event = event_from_line(line)
         if event is not None:
             return self.feed_event(event)
-        # Records the engine has no use for (KIP-848 records, say) still tell the time.
+        # Records the engine has no use for (offset-commit tombstones, say) still tell the time.
         when, partition = line.get("timestamp"), line.get("partition")
-        if isinstance(when, int) and self._due:
-            return self.advance(when, partition if isinstance(partition, int) else None)
+        if isinstance(when, int):
+            p = partition if isinstance(partition, int) else None
+            self._tell_time(when, p)
+            if self._due:
+                return self.advance(when, p)
         return []
+
+    def finish(self) -> list[Finding]:
+        """The end of the input: a quiescent point, where modern groups are judged.
+
+        Each group is judged at its own ``__consumer_offsets`` partition's stream time.
+        """
+        out: list[Finding] = []
+        latest = max(self.clocks.values(), default=None)
+        for group, state in sorted(self.states.items()):
+            if state.modern is None:
+                continue
+            clock = self.clocks.get(state.modern.partition, latest)
+            if clock is None:
+                continue
+            out.extend(self._step(Tick(group, clock, state.modern.partition, quiescent=True)))
+        return out
 
     def pending(self) -> list[tuple[str, Pending]]:
         """(group, pending finding) of everything still awaiting confirmation (and not yet
@@ -104,4 +132,5 @@ def analyze_lines(
     out: list[Finding] = []
     for line in lines:
         out.extend(analyzer.feed(line))
+    out.extend(analyzer.finish())
     return out

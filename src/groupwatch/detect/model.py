@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groupwatch.detect.findings import Source, TopicPartition
+from groupwatch.detect.modern.model import ModernRecord
 
 #: What an absent claim generation counts as (Kafka's ``DEFAULT_GENERATION``).
 NO_GENERATION = -1
@@ -80,6 +81,8 @@ class OffsetCommit:
     partition: int
     source: Source
     time_ms: int | None
+    #: The topic's id (``OffsetCommitValue`` v4, Kafka 4.1+), as Kafka prints it.
+    topic_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +110,10 @@ class Tick:
     group: str
     time_ms: int
     partition: int | None
+    #: A quiescent point: the reader has caught up with the log (the end of ``analyze``'s
+    #: input, a job batch that read everything available).  Modern groups are judged here.
+    quiescent: bool = False
 
 
 #: Everything the per-group ``step`` consumes.
-Event = GroupSnapshot | Tombstone | OffsetCommit | UndecodableRecord | Tick
+Event = GroupSnapshot | Tombstone | OffsetCommit | UndecodableRecord | Tick | ModernRecord

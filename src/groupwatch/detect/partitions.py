@@ -39,8 +39,11 @@ def load_counts_file(path: str | Path) -> dict[str, int]:
     return parse_counts(doc)
 
 
-def broker_counts(bootstrap: str, timeout_ms: int = 15_000) -> dict[str, int]:
-    """Every topic's partition count, from the broker's metadata (kafka-python admin client)."""
+def broker_topics(
+    bootstrap: str, timeout_ms: int = 15_000
+) -> tuple[dict[str, int], dict[str, str]]:
+    """Every topic's partition count, and topic id -> name, from the broker's metadata
+    (kafka-python admin client; ids need a broker and client that speak Metadata v10+)."""
     from kafka.admin import KafkaAdminClient
 
     try:
@@ -57,12 +60,37 @@ def broker_counts(bootstrap: str, timeout_ms: int = 15_000) -> dict[str, int]:
         raise PartitionsError(f"cannot describe topics on {bootstrap}: {exc}") from exc
     finally:
         admin.close()
-    out: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    names: dict[str, str] = {}
     for t in topics:
         if not isinstance(t, dict):
             continue
         name = t.get("name", t.get("topic"))
         parts = t.get("partitions")
         if isinstance(name, str) and isinstance(parts, list) and not t.get("error_code"):
-            out[name] = len(parts)
-    return out
+            counts[name] = len(parts)
+            tid = kafka_topic_id(t.get("topic_id"))
+            if tid is not None:
+                names[tid] = name
+    return counts, names
+
+
+def kafka_topic_id(value: object) -> str | None:
+    """A topic id as Kafka prints it (URL-safe Base64 of its 16 bytes, unpadded), from the
+    forms clients hand it over in; ``None`` for none or the all-zero id."""
+    import base64
+    import uuid
+
+    raw: bytes | None = None
+    if isinstance(value, uuid.UUID):
+        raw = value.bytes
+    elif isinstance(value, bytes | bytearray) and len(value) == 16:
+        raw = bytes(value)
+    elif isinstance(value, str):
+        try:
+            raw = uuid.UUID(value).bytes
+        except ValueError:
+            return value or None
+    if raw is None or not any(raw):
+        return None
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")

@@ -26,11 +26,17 @@ from groupwatch.detect.model import (
     Tombstone,
     UndecodableRecord,
 )
+from groupwatch.detect.modern import judge
+from groupwatch.detect.modern.model import ModernRecord
+from groupwatch.detect.modern.replay import learn_names
+from groupwatch.detect.modern.state import ModernState
 from groupwatch.detect.rules import snapshot_findings
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 #: Older state versions this one reads (what they lack starts empty).
-_READS = (1, STATE_VERSION)
+_READS = (1, 2, STATE_VERSION)
+#: Kafka's ``Uuid.ZERO_UUID`` as it prints it: a commit that carries no topic id.
+_ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
 @dataclass(frozen=True)
@@ -61,12 +67,27 @@ class GroupState:
     pending: tuple[Pending, ...] = ()
     #: The group was seen handing over partitions in two rounds (cooperatively).
     withholding_seen: bool = False
+    #: A KIP-848, streams or share group's state (records 3-23), if it has any.
+    modern: ModernState | None = None
+    #: topic id -> name from the group's v4 offset commits (modern assignments are by id).
+    topic_names: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def confirm_until(self) -> tuple[int, int | None] | None:
+        """(earliest deadline ms, its partition) of what stream time alone raises."""
+        timed = [(p.deadline_ms, p.partition) for p in self.pending if p.deadline_ms is not None]
+        return min(timed, key=lambda d: d[0]) if timed else None
 
     @property
     def pending_until(self) -> tuple[int, int | None] | None:
-        """(earliest deadline ms, its partition) of what awaits confirmation by time."""
-        timed = [(p.deadline_ms, p.partition) for p in self.pending if p.deadline_ms is not None]
-        return min(timed, key=lambda d: d[0]) if timed else None
+        """(earliest deadline ms, its partition) of everything awaiting confirmation: what
+        stream time raises, and modern-group violations a quiescent point raises from then."""
+        timed = self.confirm_until
+        modern = None if self.modern is None else self.modern.pending_deadline
+        if modern is not None and (timed is None or modern < timed[0]):
+            assert self.modern is not None
+            return (modern, self.modern.partition)
+        return timed
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (``json.dumps`` it to store the state as a string)."""
@@ -83,6 +104,8 @@ class GroupState:
             "emitted": list(self.emitted),
             "pending": [p.to_json() for p in self.pending],
             "withholding_seen": self.withholding_seen,
+            "modern": None if self.modern is None else self.modern.to_json(),
+            "topic_names": dict(sorted(self.topic_names.items())),
         }
 
     @classmethod
@@ -101,6 +124,8 @@ class GroupState:
             emitted=tuple(str(i) for i in doc.get("emitted", ())),
             pending=tuple(Pending.from_json(p) for p in doc.get("pending", ())),
             withholding_seen=bool(doc.get("withholding_seen", False)),
+            modern=None if doc.get("modern") is None else ModernState.from_json(doc["modern"]),
+            topic_names={str(k): str(v) for k, v in (doc.get("topic_names") or {}).items()},
         )
 
     def dumps(self) -> str:
@@ -280,16 +305,43 @@ def _apply(
     state: GroupState, event: Event, cfg: DetectorConfig
 ) -> tuple[GroupState, list[Finding]]:
     if isinstance(event, Tick):
+        if event.quiescent and state.modern is not None:
+            modern, found = judge.quiesce(state.group, state.modern, event.time_ms, cfg)
+            return replace(state, modern=modern), found
         return state, []
+    if isinstance(event, ModernRecord):
+        modern = judge.on_record(state.modern, event, cfg)
+        if state.topic_names:
+            known = tuple(state.topic_names.items())
+            modern = learn_names(modern, known, cfg.max_inferred_topics)
+        return replace(state, modern=modern), []
     if isinstance(event, OffsetCommit):
         inferred = _infer(
             state.inferred_partitions, [(event.topic, event.partition)], cfg.max_inferred_topics
         )
-        if inferred is state.inferred_partitions:
-            return state, []
-        return replace(state, inferred_partitions=inferred), []
+        if inferred is not state.inferred_partitions:
+            state = replace(state, inferred_partitions=inferred)
+        tid = event.topic_id
+        if tid and tid != _ZERO_TOPIC_ID and state.topic_names.get(tid) != event.topic:
+            names = dict(state.topic_names)
+            if tid in names or len(names) < cfg.max_inferred_topics:
+                names[tid] = event.topic
+                state = replace(state, topic_names=names)
+            if state.modern is not None:
+                modern = learn_names(state.modern, ((tid, event.topic),), cfg.max_inferred_topics)
+                state = replace(state, modern=modern)
+        return state, []
     if isinstance(event, Tombstone):
-        return GroupState(group=state.group, inferred_partitions=state.inferred_partitions), []
+        # A classic group's end; its modern records (an upgrade) live on.
+        return (
+            GroupState(
+                group=state.group,
+                inferred_partitions=state.inferred_partitions,
+                modern=state.modern,
+                topic_names=state.topic_names,
+            ),
+            [],
+        )
     if isinstance(event, UndecodableRecord):
         src = event.source
         finding = Finding(
