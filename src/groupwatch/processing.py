@@ -153,6 +153,7 @@ def _snapshot_rows(
     protocol = (value or {}).get("protocol")
     snapshot = {
         "group": group,
+        "group_type": "classic",
         "generation": (value or {}).get("generation"),
         "protocol_type": (value or {}).get("protocol_type"),
         "protocol": protocol,
@@ -174,6 +175,7 @@ def _snapshot_rows(
         rows.append(
             {
                 "group": group,
+                "group_type": "classic",
                 "generation": snapshot["generation"],
                 "member_id": state.member_id,
                 "group_instance_id": state.group_instance_id,
@@ -198,6 +200,7 @@ def _snapshot_rows(
 def _timed(rows: list[Row]) -> list[Row]:
     """Ownership rows carry milliseconds; the table holds timestamps."""
     for row in rows:
+        row.setdefault("group_type", "classic")
         row["from_time"] = _ts(row["from_time"])
         row["to_time"] = _ts(row["to_time"])
     return rows

@@ -50,10 +50,17 @@ def _source_columns() -> tuple[Column, ...]:
 
 GROUP_SNAPSHOTS = Table(
     "group_snapshots",
-    "One row per group-metadata record (a generation's snapshot, or a tombstone).",
+    "One row per group-metadata record (a classic generation's snapshot, or a tombstone) and "
+    "per group-epoch record of a KIP-848, streams or share group.",
     (
         Column("group", "string", "consumer group id"),
-        Column("generation", "int", "generation id; null for a tombstone"),
+        Column(
+            "generation",
+            "int",
+            "generation id (classic) or group epoch (KIP-848/streams/share); null for a tombstone",
+        ),
+        Column("group_type", "string", "`classic`, `consumer` (KIP-848), `streams` or `share`"),
+        Column("assignment_epoch", "int", "KIP-848/streams: the target assignment's epoch"),
         Column("protocol_type", "string", "`consumer`, `connect`, ... (empty for an empty group)"),
         Column("protocol", "string", "selected assignor protocol name, e.g. `cooperative-sticky`"),
         Column("leader", "string", "member id of the leader"),
@@ -71,11 +78,26 @@ GROUP_SNAPSHOTS = Table(
 
 MEMBER_ASSIGNMENTS = Table(
     "member_assignments",
-    "One row per member per snapshot: what it subscribed to, claimed and was assigned.",
+    "One row per member per classic snapshot (what it subscribed to, claimed and was assigned), "
+    "and per current-assignment record of a KIP-848 or streams group member.",
     (
         Column("group", "string", "consumer group id"),
-        Column("generation", "int", "generation of the snapshot"),
+        Column("generation", "int", "generation of the snapshot; group epoch (KIP-848)"),
         Column("member_id", "string", "member id"),
+        Column("group_type", "string", "`classic`, `consumer` (KIP-848), `streams` or `share`"),
+        Column("member_epoch", "int", "KIP-848/streams: the member's epoch (-2: static, away)"),
+        Column(
+            "member_state",
+            "string",
+            "KIP-848/streams: `STABLE`, `UNREVOKED`, `UNRELEASED` or `UNKNOWN(n)`",
+        ),
+        Column(
+            "pending_revocation",
+            TP_LIST,
+            "KIP-848: partitions it still holds but must give up (streams: active tasks, with "
+            "the subtopology as topic)",
+        ),
+        Column("target", TP_LIST, "KIP-848/streams: its target assignment at that point"),
         Column("group_instance_id", "string", "static member id, if any"),
         Column("client_id", "string", "client.id"),
         Column("client_host", "string", "client host as the broker saw it"),
@@ -102,9 +124,11 @@ MEMBER_ASSIGNMENTS = Table(
 
 PARTITION_OWNERSHIP = Table(
     "partition_ownership",
-    "Who owned each (group, topic, partition) from which generation and time to which.",
+    "Who owned each (group, topic, partition) from which generation and time to which; for "
+    "KIP-848 groups the generations are member epochs, and pending revocation counts as owned.",
     (
         Column("group", "string", "consumer group id"),
+        Column("group_type", "string", "`classic`, `consumer` (KIP-848) or `streams`"),
         Column("topic", "string", "topic"),
         Column("partition", "int", "partition"),
         Column("member_id", "string", "the owner"),
