@@ -132,4 +132,10 @@ def run(args: argparse.Namespace) -> int:
             f"stream time {pending.deadline_ms})",
             file=sys.stderr,
         )
+    for group, finding, deadline in analyzer.unconfirmed():
+        print(
+            f"groupwatch analyze: awaiting confirmation: {group} {finding.kind}: "
+            f"{finding.detail} (raised at a quiescent point from stream time {deadline})",
+            file=sys.stderr,
+        )
     return 0

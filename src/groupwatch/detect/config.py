@@ -79,7 +79,11 @@ class DetectorConfig:
     )
     unreleased_max_ms: int = field(
         default=300_000,
-        metadata=_doc("`unreleased_too_long`: how long (ms) a member may wait UNRELEASED"),
+        metadata=_doc(
+            "`unreleased_too_long`: how long (ms) a member may wait UNRELEASED (at least the "
+            "group's longest rebalance timeout plus `revocation_grace_ms`: it waits for "
+            "members that may take that long to revoke)"
+        ),
     )
     assignment_lag_max_ms: int = field(
         default=300_000,

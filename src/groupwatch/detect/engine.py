@@ -123,6 +123,17 @@ class Analyzer:
             if p.finding.finding_id not in s.emitted  # already raised: kept only to see on
         ]
 
+    def unconfirmed(self) -> list[tuple[str, Finding, int | None]]:
+        """(group, finding, from when) of modern groups' violations seen but not yet held
+        long enough to be raised at the last quiescent point."""
+        return [
+            (g, w.finding, w.deadline_ms)
+            for g, s in sorted(self.states.items())
+            if s.modern is not None
+            for w in s.modern.watch
+            if not w.raised
+        ]
+
 
 def analyze_lines(
     lines: Iterable[Mapping[str, Any]], config: DetectorConfig | None = None

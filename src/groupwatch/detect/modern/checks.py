@@ -279,17 +279,29 @@ class _Checker:
                     limit_ms=timeout + cfg.revocation_grace_ms,
                 )
             elif state == states.unreleased:
+                # It waits for members that are revoking: as long as the slowest may take.
+                limit = max(cfg.unreleased_max_ms, self._longest_revocation())
                 self.add(
                     "unreleased_too_long",
                     f"member {mid} has waited UNRELEASED at epoch {epoch} for more than "
-                    f"{cfg.unreleased_max_ms / 1000:g} s",
+                    f"{limit / 1000:g} s",
                     epoch,
                     member=mid,
                     members=(mid,),
-                    evidence={**facts, "since_ms": since},
+                    evidence={**facts, "since_ms": since, "limit_ms": limit},
                     began_ms=since,
-                    limit_ms=cfg.unreleased_max_ms,
+                    limit_ms=limit,
                 )
+
+    def _longest_revocation(self) -> int:
+        """The longest time a member may legitimately take to revoke: its rebalance timeout
+        plus the grace (members without a stated timeout count the default)."""
+        cfg = self.config
+        timeouts = [
+            (m.meta.rebalance_timeout_ms if m.meta else None) or cfg.default_rebalance_timeout_ms
+            for m in self.state.members.values()
+        ]
+        return max(timeouts, default=cfg.default_rebalance_timeout_ms) + cfg.revocation_grace_ms
 
     def group_epochs(self) -> None:
         ge, ae = self.state.group_epoch, self.state.assignment_epoch
