@@ -349,7 +349,3 @@ CATALOGUE: tuple[Kind, ...] = (
 
 KINDS: dict[str, Kind] = {k.name: k for k in CATALOGUE}
 
-
-def severity_of(kind: str) -> Severity:
-    """The catalogue severity of ``kind`` (``KeyError`` for a kind not in the catalogue)."""
-    return KINDS[kind].severity

@@ -281,22 +281,16 @@ def event_from_decoded(
 def decode_raw(line: Mapping[str, Any]) -> dict[str, Any]:
     """A raw record (the decoder's input) -> its ``groupwatch decode`` output object.
 
-    The one call into the decoder of issue 3; it is imported by name so the engine (and its
-    type check) does not need the decoder until a raw record actually arrives.
+    The one call into the decoder; imported here, not at the top, so the engine loads the
+    decoder only once a raw record actually arrives.
     """
     import base64
-    import importlib
 
-    protocol: Any = importlib.import_module("groupwatch.protocol")
-    decoded: dict[str, Any]
-    for name in ("decode_json_line", "decode_line"):
-        if hasattr(protocol, name):
-            decoded = dict(getattr(protocol, name)(dict(line)))
-            break
-    else:
-        key = base64.b64decode(str(line["key"]))
-        value = None if line.get("value") is None else base64.b64decode(str(line["value"]))
-        decoded = dict(protocol.to_json_dict(protocol.decode_record(key, value)))
+    from groupwatch.protocol import decode_record, to_json_dict
+
+    key = base64.b64decode(str(line["key"]))
+    value = None if line.get("value") is None else base64.b64decode(str(line["value"]))
+    decoded = dict(to_json_dict(decode_record(key, value)))
     # The record's position and time are the line's; the decoder may only echo them (or
     # leave them None), and the engine's clocks and finding sources need them.
     for field in ("topic", "partition", "offset", "timestamp"):

@@ -18,10 +18,6 @@ HEALTHY = "ok"
 KINDS: dict[str, tuple[str, str]] = {k.name: (k.severity, k.explanation) for k in CATALOGUE}
 
 
-def severity_of(kind: str, default: str = "warning") -> str:
-    return KINDS[kind][0] if kind in KINDS else default
-
-
 def explanation_of(kind: str) -> str:
     return KINDS[kind][1] if kind in KINDS else ""
 

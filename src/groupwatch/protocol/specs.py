@@ -680,5 +680,3 @@ RECORD_TYPES: dict[int, RecordType] = {
     )
 }
 
-# Record types whose key and value have typed dataclasses (the rest decode into dicts).
-TYPED_RECORD_TYPES = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 16})

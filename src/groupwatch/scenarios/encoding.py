@@ -28,10 +28,6 @@ from groupwatch.protocol import (
 )
 
 
-class EncoderUnavailable(RuntimeError):
-    """Kept for callers written before the encoder existed."""
-
-
 def _tps(value: Any) -> tuple[TopicPartitions, ...]:
     return tuple(TopicPartitions(e["topic"], tuple(e["partitions"])) for e in value or [])
 
