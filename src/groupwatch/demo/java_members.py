@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 
 from groupwatch import paths
+from groupwatch.errors import GroupwatchError
 
 Assignments = dict[str, frozenset[str]]
 
 
-class GroupMembersError(RuntimeError):
+class GroupMembersError(GroupwatchError, RuntimeError):
     """The member host failed or a member did not reach the expected state in time."""
 
 

@@ -23,11 +23,12 @@ from groupwatch.detect.model import (
     UndecodableRecord,
 )
 from groupwatch.detect.modern.adapt import ModernContractError, modern_record
+from groupwatch.errors import GroupwatchError
 
 DEFAULT_TOPIC = "__consumer_offsets"
 
 
-class ContractError(ValueError):
+class ContractError(GroupwatchError, ValueError):
     """The object does not have the shape of ``groupwatch decode`` output."""
 
 

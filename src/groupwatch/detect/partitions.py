@@ -10,8 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from groupwatch.errors import GroupwatchError
 
-class PartitionsError(ValueError):
+
+class PartitionsError(GroupwatchError, ValueError):
     """The partition counts could not be read."""
 
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groupwatch.errors import GroupwatchError
 from groupwatch.notify.kinds import KINDS, SEVERITIES
 
 DEFAULT_PATH = Path("conf") / "alerts.toml"
 FORMATS = ("alertmanager", "slack")
 
 
-class NotifyConfigError(ValueError):
+class NotifyConfigError(GroupwatchError, ValueError):
     """The alert configuration cannot be used; the message names the key."""
 
 
@@ -84,9 +85,14 @@ def parse(data: Mapping[str, Any], where: str = "alerts") -> NotifierConfig:
             raise NotifyConfigError(f"{w}: unknown key(s) {sorted(set(r) - {'name'})}")
         if not isinstance(r.get("name"), str) or not r["name"]:
             raise NotifyConfigError(f"{w}: a rule needs a name")
-        rules.append(Rule(r["name"], _strs(f"{w}.severities", r.get("severities"), SEVERITIES),
-                          _strs(f"{w}.kinds", r.get("kinds"), tuple(KINDS)),
-                          _strs(f"{w}.groups", r.get("groups"))))
+        rules.append(
+            Rule(
+                r["name"],
+                _strs(f"{w}.severities", r.get("severities"), SEVERITIES),
+                _strs(f"{w}.kinds", r.get("kinds"), tuple(KINDS)),
+                _strs(f"{w}.groups", r.get("groups")),
+            )
+        )
     hooks = []
     for i, h in enumerate(data.get("webhook", [])):
         w = f"{where}: webhook[{i}]"
@@ -95,8 +101,15 @@ def parse(data: Mapping[str, Any], where: str = "alerts") -> NotifierConfig:
         fmt = h.get("format", "alertmanager")
         if fmt not in FORMATS:
             raise NotifyConfigError(f"{w}.format: expected one of {FORMATS}, got {fmt!r}")
-        hooks.append(Webhook(h["url"], fmt, float(h.get("timeout_seconds", 5)),
-                             int(h.get("retries", 2)), float(h.get("backoff_seconds", 1))))
+        hooks.append(
+            Webhook(
+                h["url"],
+                fmt,
+                float(h.get("timeout_seconds", 5)),
+                int(h.get("retries", 2)),
+                float(h.get("backoff_seconds", 1)),
+            )
+        )
     return NotifierConfig(
         rules=tuple(rules) if "rule" in data else NotifierConfig.rules,
         webhooks=tuple(hooks),

@@ -9,6 +9,8 @@ quarantined record can be inspected by hand.
 
 from __future__ import annotations
 
+from groupwatch.errors import GroupwatchError
+
 # The closed set of kinds; the CLI and the Delta quarantine table group by them.
 KINDS = frozenset(
     {
@@ -29,7 +31,7 @@ KINDS = frozenset(
 )
 
 
-class DecodeError(Exception):
+class DecodeError(GroupwatchError):
     """Bytes that do not decode; carries kind, field path, byte offset and a message."""
 
     def __init__(self, kind: str, message: str, *, byte_offset: int = 0, field_path: str = ""):
@@ -61,5 +63,5 @@ class DecodeError(Exception):
         )
 
 
-class EncodeError(ValueError):
+class EncodeError(GroupwatchError, ValueError):
     """A value that cannot be written at the requested version (too long, out of range, ...)."""

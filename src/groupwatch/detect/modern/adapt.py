@@ -23,6 +23,7 @@ from groupwatch.detect.modern.model import (
     Target,
     TopicNames,
 )
+from groupwatch.errors import GroupwatchError
 
 G, R = GroupType, RecordRole
 #: record type id -> (group type, role).  Types 0-2 are classic; 18 and 24 have no layout.
@@ -52,7 +53,7 @@ ROLES: dict[int, tuple[GroupType, RecordRole]] = {
 }
 
 
-class ModernContractError(ValueError):
+class ModernContractError(GroupwatchError, ValueError):
     """A decoded modern record does not have the shape the decoder promises."""
 
 
