@@ -25,41 +25,62 @@ def test_filters_round_trip_and_reject_bad_values() -> None:
     assert parse(f.query()) == f
     bad = parse("?generation=3;drop&severity=fatal&since=yesterday&group=%00")
     assert bad == Filters() and set(bad.rejected) == {"generation", "severity", "since", "group"}
-    assert f.href("group", generation=None) == "/group?group=orders%2Fetl%27%3B--" \
+    assert (
+        f.href("group", generation=None) == "/group?group=orders%2Fetl%27%3B--"
         "&severity=critical&since=24h"
+    )
 
 
 def test_missing_tables_read_empty(tmp_path: Path) -> None:
     s = DeltaStore(tmp_path)
     assert s.read("findings").empty and "finding_id" in s.read("findings").columns
-    assert views.fleet(s.read("group_snapshots"), s.read("findings"),
-                       s.read("member_assignments"), Filters()).empty
+    assert views.fleet(
+        s.read("group_snapshots"), s.read("findings"), s.read("member_assignments"), Filters()
+    ).empty
     with pytest.raises(KeyError):
         s.path("../etc")
 
 
 def test_fleet_puts_the_critical_group_first(store: DeltaStore) -> None:
-    fleet = views.fleet(store.read("group_snapshots"), store.read("findings"),
-                        store.read("member_assignments"), Filters())
+    fleet = views.fleet(
+        store.read("group_snapshots"),
+        store.read("findings"),
+        store.read("member_assignments"),
+        Filters(),
+    )
     assert list(fleet["group"])[0] == GROUP
     health = dict(zip(fleet["group"], fleet["health"], strict=True))
     assert health == {GROUP: "critical", "billing": "ok", "payments": "ok"}
-    only = views.fleet(store.read("group_snapshots"), store.read("findings"),
-                       store.read("member_assignments"), parse("?severity=critical"))
+    only = views.fleet(
+        store.read("group_snapshots"),
+        store.read("findings"),
+        store.read("member_assignments"),
+        parse("?severity=critical"),
+    )
     assert list(only["group"]) == [GROUP]
 
 
 def test_matrix_marks_overlap_and_stale_claims(store: DeltaStore) -> None:
-    m = views.ownership_matrix(store.read("member_assignments"), store.read("findings"),
-                               store.read("group_offsets"), GROUP, None)
+    m = views.ownership_matrix(
+        store.read("member_assignments"),
+        store.read("findings"),
+        store.read("group_offsets"),
+        GROUP,
+        None,
+    )
     assert m.generation == 3 and m.generations == [1, 2, 3]
     rows = {(r.topic, r.partition): r for r in m.rows}
     assert rows[("orders", 0)].overlap and "assignment_overlap" in rows[("orders", 0)].kinds
     assert not rows[("orders", 2)].overlap
     assert rows[("orders", 0)].cells["c1-aaa"].stale_claim
     assert [mm.member_id for mm in m.members if mm.stale] == ["c1-aaa"]
-    older = views.ownership_matrix(store.read("member_assignments"), store.read("findings"),
-                                   store.read("group_offsets"), GROUP, 2)
+    older = views.ownership_matrix(
+        store.read("member_assignments"),
+        store.read("findings"),
+        store.read("group_offsets"),
+        GROUP,
+        2,
+    )
     assert not any(r.overlap for r in older.rows)
 
 
@@ -69,16 +90,20 @@ def test_timeline_diff_and_history(store: DeltaStore) -> None:
     assert list(tl["left"]) == ["", "c1-aaa", ""] and tl["joined"].iloc[2] == "c1-aaa"
     diff = views.expected_diff(store.read("findings"), GROUP, 3)
     assert diff.to_dict("records") == [
-        {"member": "c1-aaa", "actual_only": "orders-0", "expected_only": ""}]
-    hist = views.partition_history(store.read("partition_ownership"),
-                                   parse("?group=orders-etl&topic=orders&partition=0"))
+        {"member": "c1-aaa", "actual_only": "orders-0", "expected_only": ""}
+    ]
+    hist = views.partition_history(
+        store.read("partition_ownership"), parse("?group=orders-etl&topic=orders&partition=0")
+    )
     assert list(hist["member_id"]) == ["c1-aaa", "c2-bbb", "c1-aaa"]
 
 
 def test_data_health(store: DeltaStore) -> None:
     q = views.quarantine_counts(store.read("quarantine"), Filters())
     assert dict(zip(q["error_kind"], q["count"], strict=True)) == {
-        "truncated": 2, "unknown_version": 1}
+        "truncated": 2,
+        "unknown_version": 1,
+    }
     v = views.validation_summary(store.read("validation_results"), Filters())
     assert v["success"].all() and v["failures_in_window"].sum() == 1
 

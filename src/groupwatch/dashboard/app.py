@@ -34,8 +34,14 @@ PAGES: dict[str, str] = {
     "/partitions": "Partition history",
     "/health": "Data health",
 }
-SEVERITY_COLOURS = {"critical": "#c0392b", "error": "#8e44ad", "warning": "#e67e22",
-                    "info": "#2980b9", "ok": "#27ae60", "deleted": "#7f8c8d"}
+SEVERITY_COLOURS = {
+    "critical": "#c0392b",
+    "error": "#8e44ad",
+    "warning": "#e67e22",
+    "info": "#2980b9",
+    "ok": "#27ae60",
+    "deleted": "#7f8c8d",
+}
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 0; color: #222; background: #fafafa; }
@@ -72,9 +78,13 @@ pre.evidence { margin: 0; font-size: 11px; white-space: pre-wrap; max-width: 520
 .note { color: #555; font-size: 13px; } .warn { color: #c0392b; }
 """
 
-INDEX = """<!DOCTYPE html>
-<html><head>{%metas%}<title>groupwatch</title>{%favicon%}{%css%}<style>""" + CSS + """</style>
+INDEX = (
+    """<!DOCTYPE html>
+<html><head>{%metas%}<title>groupwatch</title>{%favicon%}{%css%}<style>"""
+    + CSS
+    + """</style>
 </head><body>{%app_entry%}<footer>{%config%}{%scripts%}{%renderer%}</footer></body></html>"""
+)
 
 
 def badge(severity: str) -> html.Span:
@@ -123,27 +133,44 @@ class Pages:
     # -- filter bar ------------------------------------------------------------------------
     def filter_bar(self, path: str, f: Filters) -> list[Component]:
         groups = sorted(set(self.read("group_snapshots")["group"].dropna()))
+
         def opts(values: list[str]) -> list[dict[str, str]]:
             return [{"label": v, "value": v} for v in values]
+
         def field(label: str, control: Component, visible: bool = True) -> html.Label:
             return html.Label([label, control], style={} if visible else {"display": "none"})
+
         bar: list[Component] = [
             field("group", dcc.Dropdown(opts(groups), f.group, id="f-group", clearable=True)),
-            field("topic", dcc.Input(id="f-topic", value=f.topic or "", type="text",
-                                     debounce=True)),
-            field("partition", dcc.Input(id="f-partition", type="number",
-                                         value=f.partition), path == "/partitions"),
-            field("generation", dcc.Input(id="f-generation", type="number",
-                                          value=f.generation), path == "/group"),
-            field("severity (at least)", dcc.Dropdown(opts(list(SEVERITIES)), f.severity,
-                                                      id="f-severity")),
-            field("time window", dcc.Dropdown(opts(list(WINDOWS)), f.since, id="f-since",
-                                              clearable=False)),
+            field(
+                "topic", dcc.Input(id="f-topic", value=f.topic or "", type="text", debounce=True)
+            ),
+            field(
+                "partition",
+                dcc.Input(id="f-partition", type="number", value=f.partition),
+                path == "/partitions",
+            ),
+            field(
+                "generation",
+                dcc.Input(id="f-generation", type="number", value=f.generation),
+                path == "/group",
+            ),
+            field(
+                "severity (at least)",
+                dcc.Dropdown(opts(list(SEVERITIES)), f.severity, id="f-severity"),
+            ),
+            field(
+                "time window",
+                dcc.Dropdown(opts(list(WINDOWS)), f.since, id="f-since", clearable=False),
+            ),
             html.Button("Apply", id="f-apply", n_clicks=0),
         ]
         if f.rejected:
-            bar.append(html.Span(f"ignored invalid parameter(s): {', '.join(f.rejected)}",
-                                 className="warn"))
+            bar.append(
+                html.Span(
+                    f"ignored invalid parameter(s): {', '.join(f.rejected)}", className="warn"
+                )
+            )
         return bar
 
     # -- pages -----------------------------------------------------------------------------
@@ -166,34 +193,85 @@ class Pages:
         snaps, findings = self.read("group_snapshots"), self.read("findings")
         table = views.fleet(snaps, findings, self.read("member_assignments"), f)
         crit = int((table["health"] == "critical").sum())
-        kpis = html.Div([
-            html.Div([html.B(str(len(table))), "groups"], className="kpi"),
-            html.Div([html.B(str(crit)), "critical now"], className="kpi", id="kpi-critical"),
-            html.Div([html.B(str(int(table["open_findings"].sum()))), "open findings"],
-                     className="kpi"),
-        ], className="kpis")
+        kpis = html.Div(
+            [
+                html.Div([html.B(str(len(table))), "groups"], className="kpi"),
+                html.Div([html.B(str(crit)), "critical now"], className="kpi", id="kpi-critical"),
+                html.Div(
+                    [html.B(str(int(table["open_findings"].sum()))), "open findings"],
+                    className="kpi",
+                ),
+            ],
+            className="kpis",
+        )
         rows = []
         for _, r in table.iterrows():
             link = f.href("group", group=r["group"], generation=None, partition=None)
-            rows.append(Tr([
-                html.Td(dcc.Link(r["group"], href=link)), html.Td(badge(r["health"])),
-                *[html.Td(_fmt(r[c])) for c in ("last_generation", "member_count", "protocol",
-                                                "last_seen", "rebalances_last_hour",
-                                                "open_findings", "critical", "warning")],
-            ], **{"data-group": r["group"], "data-health": r["health"]}))
-        head = html.Tr([html.Th(c) for c in (
-            "group", "health", "last gen.", "members", "protocol", "last seen (UTC)",
-            "rebalances 1h", "open findings", "critical (window)", "warning (window)")])
+            rows.append(
+                Tr(
+                    [
+                        html.Td(dcc.Link(r["group"], href=link)),
+                        html.Td(badge(r["health"])),
+                        *[
+                            html.Td(_fmt(r[c]))
+                            for c in (
+                                "last_generation",
+                                "member_count",
+                                "protocol",
+                                "last_seen",
+                                "rebalances_last_hour",
+                                "open_findings",
+                                "critical",
+                                "warning",
+                            )
+                        ],
+                    ],
+                    **{"data-group": r["group"], "data-health": r["health"]},
+                )
+            )
+        head = html.Tr(
+            [
+                html.Th(c)
+                for c in (
+                    "group",
+                    "health",
+                    "last gen.",
+                    "members",
+                    "protocol",
+                    "last seen (UTC)",
+                    "rebalances 1h",
+                    "open findings",
+                    "critical (window)",
+                    "warning (window)",
+                )
+            ]
+        )
         over = views.findings_over_time(views.filtered_findings(findings, f))
-        fig = (px.bar(over, x="bucket", y="count", color="severity",
-                      color_discrete_map=SEVERITY_COLOURS, title="Findings over time")
-               if not over.empty else _empty_fig("Findings over time (none)"))
+        fig = (
+            px.bar(
+                over,
+                x="bucket",
+                y="count",
+                color="severity",
+                color_discrete_map=SEVERITY_COLOURS,
+                title="Findings over time",
+            )
+            if not over.empty
+            else _empty_fig("Findings over time (none)")
+        )
         fig.update_layout(height=280, margin={"l": 40, "r": 10, "t": 40, "b": 30})
         return [
-            html.H2("Fleet"), kpis,
+            html.H2("Fleet"),
+            kpis,
             html.H3("Groups, those needing attention first"),
-            html.Table([html.Thead(head), html.Tbody(rows or [html.Tr(html.Td(
-                "no groups seen yet", colSpan=10))])], className="grid", id="fleet-table"),
+            html.Table(
+                [
+                    html.Thead(head),
+                    html.Tbody(rows or [html.Tr(html.Td("no groups seen yet", colSpan=10))]),
+                ],
+                className="grid",
+                id="fleet-table",
+            ),
             dcc.Graph(figure=fig, id="findings-over-time"),
         ]
 
@@ -207,29 +285,38 @@ class Pages:
                 return [html.H2("Group"), html.P("No groups seen yet.")]
             group = str(table.iloc[0]["group"])
         tl = views.timeline(snaps, members, group)
-        matrix = views.ownership_matrix(members, findings, self.read("group_offsets"), group,
-                                        f.generation)
+        matrix = views.ownership_matrix(
+            members, findings, self.read("group_offsets"), group, f.generation
+        )
         gen_links = [
-            dcc.Link(f"gen {g}", href=f.href("group", group=group, generation=g),
-                     style={"marginRight": "8px",
-                            "fontWeight": 700 if g == matrix.generation else 400})
+            dcc.Link(
+                f"gen {g}",
+                href=f.href("group", group=group, generation=g),
+                style={"marginRight": "8px", "fontWeight": 700 if g == matrix.generation else 400},
+            )
             for g in matrix.generations
         ]
         if tl.empty:
             fig = _empty_fig("Generations")
         else:
-            fig = px.scatter(tl, x="time", y="generation", size="member_count",
-                             color="event", hover_data=["leader", "joined", "left", "protocol"],
-                             title="Generation timeline (size = members)")
+            fig = px.scatter(
+                tl,
+                x="time",
+                y="generation",
+                size="member_count",
+                color="event",
+                hover_data=["leader", "joined", "left", "protocol"],
+                title="Generation timeline (size = members)",
+            )
             fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
-        gf = views.filtered_findings(findings, Filters(group=group, severity=f.severity,
-                                                       since=f.since))
+        gf = views.filtered_findings(
+            findings, Filters(group=group, severity=f.severity, since=f.since)
+        )
         gf_gen = gf[gf["generation"] == matrix.generation]
         return [
             html.H2(["Group ", html.Code(group)]),
             dcc.Graph(figure=fig, id="timeline"),
-            html.Details([html.Summary("Generation table"),
-                          grid(tl, "timeline-table")]),
+            html.Details([html.Summary("Generation table"), grid(tl, "timeline-table")]),
             html.H3(f"Partition ownership, generation {matrix.generation}"),
             html.Div(["generations: ", *gen_links]),
             self.matrix(matrix),
@@ -244,60 +331,138 @@ class Pages:
     def matrix(self, m: views.Matrix) -> Component:
         if not m.members:
             return html.P("No members recorded for this generation.")
-        head = html.Tr([html.Th("partition"), *[
-            html.Th([m_.member_id, html.Br(), html.Small(
-                f"claim gen {m_.claim_generation}" + (" (stale)" if m_.stale else ""),
-                className="warn" if m_.stale else "")])
-            for m_ in m.members], html.Th("marks")])
+        head = html.Tr(
+            [
+                html.Th("partition"),
+                *[
+                    html.Th(
+                        [
+                            m_.member_id,
+                            html.Br(),
+                            html.Small(
+                                f"claim gen {m_.claim_generation}"
+                                + (" (stale)" if m_.stale else ""),
+                                className="warn" if m_.stale else "",
+                            ),
+                        ]
+                    )
+                    for m_ in m.members
+                ],
+                html.Th("marks"),
+            ]
+        )
         rows = []
         for r in m.rows:
             tds = []
             for m_ in m.members:
                 c = r.cells.get(m_.member_id, views.Cell())
-                classes = ["cell"] + [n for n, on in (("assigned", c.assigned),
-                                                      ("claimed", c.claimed),
-                                                      ("stale", c.stale_claim)) if on]
-                text = " + ".join(x for x, on in (("assigned", c.assigned),
-                                                  ("claimed" + (" (stale)" if c.stale_claim
-                                                                else ""), c.claimed)) if on)
-                tds.append(Td(text, className=" ".join(classes),
-                                   **{"data-member": m_.member_id}))
-            marks = [x for x, on in (("OVERLAP", r.overlap), ("withheld", r.withheld),
-                                     ("unassigned", r.unassigned and not r.withheld),
-                                     ("contested", r.contested)) if on]
+                classes = ["cell"] + [
+                    n
+                    for n, on in (
+                        ("assigned", c.assigned),
+                        ("claimed", c.claimed),
+                        ("stale", c.stale_claim),
+                    )
+                    if on
+                ]
+                text = " + ".join(
+                    x
+                    for x, on in (
+                        ("assigned", c.assigned),
+                        ("claimed" + (" (stale)" if c.stale_claim else ""), c.claimed),
+                    )
+                    if on
+                )
+                tds.append(Td(text, className=" ".join(classes), **{"data-member": m_.member_id}))
+            marks = [
+                x
+                for x, on in (
+                    ("OVERLAP", r.overlap),
+                    ("withheld", r.withheld),
+                    ("unassigned", r.unassigned and not r.withheld),
+                    ("contested", r.contested),
+                )
+                if on
+            ]
             marks += sorted(r.kinds)
-            row_classes = [n for n, on in (("overlap", r.overlap), ("withheld", r.withheld),
-                                           ("unassigned", r.unassigned),
-                                           ("contested", r.contested)) if on]
-            rows.append(Tr(
-                [html.Th(f"{r.topic}-{r.partition}"), *tds,
-                 html.Td(", ".join(marks), className="flags")],
-                className=" ".join(row_classes),
-                **{"data-topic": r.topic, "data-partition": str(r.partition)}))
-        legend = html.Div([html.Span("green: assigned"), html.Span("beige: claimed only"),
-                           html.Span("dashed: stale claim"),
-                           html.Span("red row: assigned to two or more members (overlap)")],
-                          className="legend")
-        return html.Div([legend, html.Table([html.Thead(head), html.Tbody(rows)],
-                                            className="grid matrix", id="ownership-matrix")])
+            row_classes = [
+                n
+                for n, on in (
+                    ("overlap", r.overlap),
+                    ("withheld", r.withheld),
+                    ("unassigned", r.unassigned),
+                    ("contested", r.contested),
+                )
+                if on
+            ]
+            rows.append(
+                Tr(
+                    [
+                        html.Th(f"{r.topic}-{r.partition}"),
+                        *tds,
+                        html.Td(", ".join(marks), className="flags"),
+                    ],
+                    className=" ".join(row_classes),
+                    **{"data-topic": r.topic, "data-partition": str(r.partition)},
+                )
+            )
+        legend = html.Div(
+            [
+                html.Span("green: assigned"),
+                html.Span("beige: claimed only"),
+                html.Span("dashed: stale claim"),
+                html.Span("red row: assigned to two or more members (overlap)"),
+            ],
+            className="legend",
+        )
+        return html.Div(
+            [
+                legend,
+                html.Table(
+                    [html.Thead(head), html.Tbody(rows)],
+                    className="grid matrix",
+                    id="ownership-matrix",
+                ),
+            ]
+        )
 
     def findings_table(self, frame: pd.DataFrame, table_id: str) -> Component:
-        head = html.Tr([html.Th(c) for c in ("severity", "kind", "generation", "where",
-                                             "what happened", "evidence")])
+        head = html.Tr(
+            [
+                html.Th(c)
+                for c in ("severity", "kind", "generation", "where", "what happened", "evidence")
+            ]
+        )
         rows = []
         for _, r in frame.iterrows():
-            where = ", ".join(x for x in (
-                f"{r['topic']}-{int(r['partition'])}" if pd.notna(r["topic"])
-                and pd.notna(r["partition"]) else "",
-                f"member {r['member']}" if pd.notna(r["member"]) else "") if x)
+            where = ", ".join(
+                x
+                for x in (
+                    f"{r['topic']}-{int(r['partition'])}"
+                    if pd.notna(r["topic"]) and pd.notna(r["partition"])
+                    else "",
+                    f"member {r['member']}" if pd.notna(r["member"]) else "",
+                )
+                if x
+            )
             ev = json.dumps(views.evidence(r["evidence"]), indent=1, sort_keys=True)
-            rows.append(Tr([
-                html.Td(badge(str(r["severity"]))),
-                html.Td(html.Abbr(r["kind"], title=explanation_of(str(r["kind"])))),
-                html.Td(_fmt(r["generation"])), html.Td(where), html.Td(_fmt(r["detail"])),
-                html.Td(html.Details([html.Summary("evidence"),
-                                      html.Pre(ev, className="evidence")])),
-            ], **{"data-kind": str(r["kind"]), "data-finding": str(r["finding_id"])}))
+            rows.append(
+                Tr(
+                    [
+                        html.Td(badge(str(r["severity"]))),
+                        html.Td(html.Abbr(r["kind"], title=explanation_of(str(r["kind"])))),
+                        html.Td(_fmt(r["generation"])),
+                        html.Td(where),
+                        html.Td(_fmt(r["detail"])),
+                        html.Td(
+                            html.Details(
+                                [html.Summary("evidence"), html.Pre(ev, className="evidence")]
+                            )
+                        ),
+                    ],
+                    **{"data-kind": str(r["kind"]), "data-finding": str(r["finding_id"])},
+                )
+            )
         if not rows:
             rows = [html.Tr(html.Td("no findings", colSpan=6))]
         return html.Table([html.Thead(head), html.Tbody(rows)], className="grid", id=table_id)
@@ -310,41 +475,88 @@ class Pages:
         else:
             plot = hist.assign(
                 # one row per (partition, member): two owners at once show as parallel bars
-                tp=hist["group"] + " " + hist["topic"] + "-" + hist["partition"].astype(str)
-                + " · " + hist["member_id"],
-                until=hist["to_time"].fillna(now))
-            fig = px.timeline(plot, x_start="from_time", x_end="until", y="tp",
-                              color="member_id", hover_data=["from_generation",
-                                                             "to_generation", "client_id"],
-                              title="Who owned each partition, over time")
-            fig.update_layout(height=max(260, 40 * plot["tp"].nunique() + 120),
-                              margin={"l": 40, "r": 10, "t": 40, "b": 30})
-        cols = ["group", "topic", "partition", "member_id", "client_id", "from_generation",
-                "from_time", "to_generation", "to_time"]
-        return [html.H2("Partition history"),
-                html.P("Pick a group, a topic and a partition in the filters; open intervals "
-                       "(still owned) extend to now.", className="note"),
-                dcc.Graph(figure=fig, id="ownership-gantt"),
-                grid(hist[cols].head(2000), "ownership-table")]
+                tp=hist["group"]
+                + " "
+                + hist["topic"]
+                + "-"
+                + hist["partition"].astype(str)
+                + " · "
+                + hist["member_id"],
+                until=hist["to_time"].fillna(now),
+            )
+            fig = px.timeline(
+                plot,
+                x_start="from_time",
+                x_end="until",
+                y="tp",
+                color="member_id",
+                hover_data=["from_generation", "to_generation", "client_id"],
+                title="Who owned each partition, over time",
+            )
+            fig.update_layout(
+                height=max(260, 40 * plot["tp"].nunique() + 120),
+                margin={"l": 40, "r": 10, "t": 40, "b": 30},
+            )
+        cols = [
+            "group",
+            "topic",
+            "partition",
+            "member_id",
+            "client_id",
+            "from_generation",
+            "from_time",
+            "to_generation",
+            "to_time",
+        ]
+        return [
+            html.H2("Partition history"),
+            html.P(
+                "Pick a group, a topic and a partition in the filters; open intervals "
+                "(still owned) extend to now.",
+                className="note",
+            ),
+            dcc.Graph(figure=fig, id="ownership-gantt"),
+            grid(hist[cols].head(2000), "ownership-table"),
+        ]
 
     def health(self, f: Filters) -> list[Component]:
         q = views.quarantine_counts(self.read("quarantine"), f)
-        qfig = (px.bar(q, x="error_kind", y="count", color="stage",
-                       title="Quarantined records by error kind")
-                if not q.empty else _empty_fig("Quarantine (empty)"))
+        qfig = (
+            px.bar(
+                q,
+                x="error_kind",
+                y="count",
+                color="stage",
+                title="Quarantined records by error kind",
+            )
+            if not q.empty
+            else _empty_fig("Quarantine (empty)")
+        )
         qfig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
         v = views.validation_summary(self.read("validation_results"), f)
         tp = views.throughput(self.read("group_snapshots"), self.read("findings"), f)
-        tfig = (px.line(tp, x="minute", y=["records", "max_finding_latency_s"], markers=True,
-                        title="Group-metadata records per minute; finding latency (s)")
-                if not tp.empty else _empty_fig("Throughput (no data)"))
+        tfig = (
+            px.line(
+                tp,
+                x="minute",
+                y=["records", "max_finding_latency_s"],
+                markers=True,
+                title="Group-metadata records per minute; finding latency (s)",
+            )
+            if not tp.empty
+            else _empty_fig("Throughput (no data)")
+        )
         tfig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
         out: list[Component] = [
             html.H2("Data health"),
-            dcc.Graph(figure=qfig, id="quarantine-chart"), grid(q, "quarantine-table"),
+            dcc.Graph(figure=qfig, id="quarantine-chart"),
+            grid(q, "quarantine-table"),
             html.H3("Great Expectations: latest result per expectation"),
-            grid(v, "validation-table", {"success": lambda r: badge(
-                "ok" if r["success"] else "critical")}),
+            grid(
+                v,
+                "validation-table",
+                {"success": lambda r: badge("ok" if r["success"] else "critical")},
+            ),
             dcc.Graph(figure=tfig, id="throughput-chart"),
         ]
         if self.metrics_url:
@@ -358,8 +570,11 @@ class Pages:
                 text = resp.read(1_000_000).decode("utf-8", "replace")
         except (OSError, ValueError) as exc:
             return html.P(f"metrics endpoint unreachable: {exc}", className="warn")
-        rows = [line.rsplit(" ", 1) for line in text.splitlines()
-                if line.startswith("groupwatch_") and " " in line]
+        rows = [
+            line.rsplit(" ", 1)
+            for line in text.splitlines()
+            if line.startswith("groupwatch_") and " " in line
+        ]
         frame = pd.DataFrame(rows, columns=["metric", "value"])
         return grid(frame, "live-metrics")
 
@@ -368,47 +583,78 @@ def create_app(
     store: DeltaStore, *, refresh_seconds: int = 10, metrics_url: str | None = None
 ) -> Dash:
     pages = Pages(store, metrics_url)
-    app = Dash(__name__, title="groupwatch", suppress_callback_exceptions=True,
-               update_title="")
+    app = Dash(__name__, title="groupwatch", suppress_callback_exceptions=True, update_title="")
     app.index_string = INDEX
-    app.layout = html.Div([
-        dcc.Location(id="url", refresh=False),
-        dcc.Interval(id="tick", interval=max(1, refresh_seconds) * 1000),
-        html.Header(id="nav"),
-        html.Div(id="filters", className="filters"),
-        html.Main(id="page"),
-    ])
+    app.layout = html.Div(
+        [
+            dcc.Location(id="url", refresh=False),
+            dcc.Interval(id="tick", interval=max(1, refresh_seconds) * 1000),
+            html.Header(id="nav"),
+            html.Div(id="filters", className="filters"),
+            html.Main(id="page"),
+        ]
+    )
 
-    @app.callback(Output("nav", "children"), Output("filters", "children"),
-                  Input("url", "pathname"), Input("url", "search"))
+    @app.callback(
+        Output("nav", "children"),
+        Output("filters", "children"),
+        Input("url", "pathname"),
+        Input("url", "search"),
+    )
     def _chrome(path: str | None, search: str | None) -> tuple[list[Any], list[Component]]:
         path = path or "/"
         f = parse(search)
         nav: list[Any] = [html.Span("groupwatch", className="brand")]
         for href, name in PAGES.items():
             keep = f.query(generation=None) if href != "/partitions" else f.query()
-            nav.append(dcc.Link(name, href=href + keep,
-                                className="active" if href == path else ""))
-        nav.append(html.Span(f"refresh {refresh_seconds}s, read-only",
-                             style={"marginLeft": "auto", "fontSize": "12px"}))
+            nav.append(dcc.Link(name, href=href + keep, className="active" if href == path else ""))
+        nav.append(
+            html.Span(
+                f"refresh {refresh_seconds}s, read-only",
+                style={"marginLeft": "auto", "fontSize": "12px"},
+            )
+        )
         return nav, pages.filter_bar(path, f)
 
-    @app.callback(Output("page", "children"), Input("url", "pathname"),
-                  Input("url", "search"), Input("tick", "n_intervals"))
+    @app.callback(
+        Output("page", "children"),
+        Input("url", "pathname"),
+        Input("url", "search"),
+        Input("tick", "n_intervals"),
+    )
     def _page(path: str | None, search: str | None, _n: int | None) -> list[Component]:
         return pages.render(path or "/", parse(search))
 
-    @app.callback(Output("url", "search"), Input("f-apply", "n_clicks"),
-                  State("f-group", "value"), State("f-topic", "value"),
-                  State("f-partition", "value"), State("f-generation", "value"),
-                  State("f-severity", "value"), State("f-since", "value"),
-                  prevent_initial_call=True)
-    def _apply(_clicks: int, group: str | None, topic: str | None, partition: Any,
-               generation: Any, severity: str | None, since: str | None) -> str:
+    @app.callback(
+        Output("url", "search"),
+        Input("f-apply", "n_clicks"),
+        State("f-group", "value"),
+        State("f-topic", "value"),
+        State("f-partition", "value"),
+        State("f-generation", "value"),
+        State("f-severity", "value"),
+        State("f-since", "value"),
+        prevent_initial_call=True,
+    )
+    def _apply(
+        _clicks: int,
+        group: str | None,
+        topic: str | None,
+        partition: Any,
+        generation: Any,
+        severity: str | None,
+        since: str | None,
+    ) -> str:
         def as_int(v: Any) -> int | None:
             return int(v) if isinstance(v, int | float) else None
-        return Filters(group=group or None, topic=(topic or "").strip() or None,
-                       partition=as_int(partition), generation=as_int(generation),
-                       severity=severity or None, since=since or "all").query()
+
+        return Filters(
+            group=group or None,
+            topic=(topic or "").strip() or None,
+            partition=as_int(partition),
+            generation=as_int(generation),
+            severity=severity or None,
+            since=since or "all",
+        ).query()
 
     return app

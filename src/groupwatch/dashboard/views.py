@@ -77,8 +77,10 @@ def open_findings(findings: pd.DataFrame, snapshots: pd.DataFrame) -> pd.DataFra
     latest = _latest_snapshots(snapshots)
     live = latest[~latest["tombstone"].fillna(False).astype(bool)]
     last_gen = live["generation"].to_dict()
-    mask = [last_gen.get(g) is not None and gen == last_gen[g]
-            for g, gen in zip(findings["group"], findings["generation"], strict=True)]
+    mask = [
+        last_gen.get(g) is not None and gen == last_gen[g]
+        for g, gen in zip(findings["group"], findings["generation"], strict=True)
+    ]
     return findings[mask]
 
 
@@ -97,8 +99,20 @@ def fleet(
     now: datetime | None = None,
 ) -> pd.DataFrame:
     """One row per group, the ones that need attention first."""
-    cols = ["group", "health", "last_generation", "member_count", "protocol", "last_seen",
-            "rebalances_last_hour", "open_findings", "critical", "error", "warning", "info"]
+    cols = [
+        "group",
+        "health",
+        "last_generation",
+        "member_count",
+        "protocol",
+        "last_seen",
+        "rebalances_last_hour",
+        "open_findings",
+        "critical",
+        "error",
+        "warning",
+        "info",
+    ]
     if snapshots.empty:
         return pd.DataFrame(columns=cols)
     now = now or datetime.now(UTC)
@@ -106,25 +120,29 @@ def fleet(
     opened = open_findings(findings, snapshots)
     window = with_event_time(in_window(findings, "detected_at", filters))
     hour_ago = pd.Timestamp(now - timedelta(hours=1))
-    recent = snapshots[(snapshots["source_timestamp"] >= hour_ago) & ~snapshots["tombstone"]
-                       .fillna(False).astype(bool)]
+    recent = snapshots[
+        (snapshots["source_timestamp"] >= hour_ago)
+        & ~snapshots["tombstone"].fillna(False).astype(bool)
+    ]
     rebalances = recent.groupby("group")["generation"].nunique().to_dict()
     rows = []
     for group, snap in latest.iterrows():
         mine = opened[opened["group"] == group]
         counts = window[window["group"] == group]["severity"].value_counts().to_dict()
         deleted = bool(snap["tombstone"]) if pd.notna(snap["tombstone"]) else False
-        rows.append({
-            "group": group,
-            "health": "deleted" if deleted else _worst(mine["severity"]),
-            "last_generation": None if pd.isna(snap["generation"]) else int(snap["generation"]),
-            "member_count": 0 if pd.isna(snap["member_count"]) else int(snap["member_count"]),
-            "protocol": snap["protocol"],
-            "last_seen": snap["source_timestamp"],
-            "rebalances_last_hour": int(rebalances.get(group, 0)),
-            "open_findings": len(mine),
-            **{s: int(counts.get(s, 0)) for s in ("critical", "error", "warning", "info")},
-        })
+        rows.append(
+            {
+                "group": group,
+                "health": "deleted" if deleted else _worst(mine["severity"]),
+                "last_generation": None if pd.isna(snap["generation"]) else int(snap["generation"]),
+                "member_count": 0 if pd.isna(snap["member_count"]) else int(snap["member_count"]),
+                "protocol": snap["protocol"],
+                "last_seen": snap["source_timestamp"],
+                "rebalances_last_hour": int(rebalances.get(group, 0)),
+                "open_findings": len(mine),
+                **{s: int(counts.get(s, 0)) for s in ("critical", "error", "warning", "info")},
+            }
+        )
     out = pd.DataFrame(rows, columns=cols)
     if filters.group:
         out = out[out["group"] == filters.group]
@@ -148,15 +166,20 @@ def filtered_findings(findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
     if filters.group:
         f = f[f["group"] == filters.group]
     if filters.topic:
-        f = f[f["topic"].eq(filters.topic) | f["partitions"].map(
-            lambda ps: any(t == filters.topic for t, _ in tp_pairs(ps)))]
+        f = f[
+            f["topic"].eq(filters.topic)
+            | f["partitions"].map(lambda ps: any(t == filters.topic for t, _ in tp_pairs(ps)))
+        ]
     if filters.severity:
         f = f[f["severity"].map(rank) <= rank(filters.severity)]
     if filters.generation is not None:
         f = f[f["generation"] == filters.generation]
     f = in_window(f, "event_time", filters)
-    return f.assign(_r=f["severity"].map(rank)).sort_values(
-        ["event_time", "_r"], ascending=[False, True]).drop(columns="_r")
+    return (
+        f.assign(_r=f["severity"].map(rank))
+        .sort_values(["event_time", "_r"], ascending=[False, True])
+        .drop(columns="_r")
+    )
 
 
 def findings_over_time(findings: pd.DataFrame) -> pd.DataFrame:
@@ -172,7 +195,8 @@ def findings_over_time(findings: pd.DataFrame) -> pd.DataFrame:
 def timeline(snapshots: pd.DataFrame, members: pd.DataFrame, group: str) -> pd.DataFrame:
     """The group's generations in order: who joined, who left, leader changes."""
     s = snapshots[snapshots["group"] == group].sort_values(
-        ["source_timestamp", "source_partition", "source_offset"])
+        ["source_timestamp", "source_partition", "source_offset"]
+    )
     m = members[members["group"] == group]
     by_offset: dict[tuple[int, int], set[str]] = {}
     for (part, off), rows in m.groupby(["source_partition", "source_offset"]):
@@ -183,21 +207,34 @@ def timeline(snapshots: pd.DataFrame, members: pd.DataFrame, group: str) -> pd.D
     for _, snap in s.iterrows():
         cur = by_offset.get((int(snap["source_partition"]), int(snap["source_offset"])), set())
         tomb = bool(snap["tombstone"]) if pd.notna(snap["tombstone"]) else False
-        rows_out.append({
-            "time": snap["source_timestamp"],
-            "generation": None if pd.isna(snap["generation"]) else int(snap["generation"]),
-            "event": "deleted" if tomb else "rebalance",
-            "member_count": 0 if pd.isna(snap["member_count"]) else int(snap["member_count"]),
-            "protocol": snap["protocol"],
-            "leader": snap["leader"],
-            "leader_changed": bool(prev_leader is not None and snap["leader"] != prev_leader),
-            "joined": ", ".join(sorted(cur - prev)),
-            "left": ", ".join(sorted(prev - cur)),
-        })
+        rows_out.append(
+            {
+                "time": snap["source_timestamp"],
+                "generation": None if pd.isna(snap["generation"]) else int(snap["generation"]),
+                "event": "deleted" if tomb else "rebalance",
+                "member_count": 0 if pd.isna(snap["member_count"]) else int(snap["member_count"]),
+                "protocol": snap["protocol"],
+                "leader": snap["leader"],
+                "leader_changed": bool(prev_leader is not None and snap["leader"] != prev_leader),
+                "joined": ", ".join(sorted(cur - prev)),
+                "left": ", ".join(sorted(prev - cur)),
+            }
+        )
         prev, prev_leader = cur, snap["leader"]
-    return pd.DataFrame(rows_out, columns=["time", "generation", "event", "member_count",
-                                           "protocol", "leader", "leader_changed", "joined",
-                                           "left"])
+    return pd.DataFrame(
+        rows_out,
+        columns=[
+            "time",
+            "generation",
+            "event",
+            "member_count",
+            "protocol",
+            "leader",
+            "leader_changed",
+            "joined",
+            "left",
+        ],
+    )
 
 
 @dataclass
@@ -253,8 +290,10 @@ def ownership_matrix(
     snap = m[m["generation"] == generation]
     # The newest record of that generation (a generation can be written more than once).
     newest = snap.sort_values(["source_timestamp", "source_offset"]).iloc[-1]
-    snap = snap[(snap["source_partition"] == newest["source_partition"])
-                & (snap["source_offset"] == newest["source_offset"])]
+    snap = snap[
+        (snap["source_partition"] == newest["source_partition"])
+        & (snap["source_offset"] == newest["source_offset"])
+    ]
     top = max((int(c) for c in snap["claim_generation"].fillna(-1)), default=-1)
     mm: list[MatrixMember] = []
     cells: dict[TP, dict[str, Cell]] = {}
@@ -294,30 +333,39 @@ def ownership_matrix(
         per = cells[tp]
         assigned = [k for k, c in per.items() if c.assigned]
         gens_claimed = claimants.get(tp, [])
-        rows.append(MatrixRow(
-            topic=tp[0], partition=tp[1], cells=per,
-            overlap=len(assigned) > 1,
-            unassigned=not assigned,
-            withheld=not assigned and tp in withheld,
-            contested=len(gens_claimed) > 1,
-            kinds=kinds_of.get(tp, set()),
-        ))
+        rows.append(
+            MatrixRow(
+                topic=tp[0],
+                partition=tp[1],
+                cells=per,
+                overlap=len(assigned) > 1,
+                unassigned=not assigned,
+                withheld=not assigned and tp in withheld,
+                contested=len(gens_claimed) > 1,
+                kinds=kinds_of.get(tp, set()),
+            )
+        )
     return Matrix(group, generation, gens, mm, rows)
 
 
 def expected_diff(findings: pd.DataFrame, group: str, generation: int | None) -> pd.DataFrame:
     """Per member, the partitions that differ from the re-run assignor (sticky_divergence)."""
     cols = ["member", "actual_only", "expected_only"]
-    f = findings[(findings["group"] == group) & (findings["generation"] == generation)
-                 & (findings["kind"] == "sticky_divergence")]
+    f = findings[
+        (findings["group"] == group)
+        & (findings["generation"] == generation)
+        & (findings["kind"] == "sticky_divergence")
+    ]
     rows = []
     for _, fr in f.iterrows():
         for member, diff in (evidence(fr["evidence"]).get("members") or {}).items():
-            rows.append({
-                "member": member,
-                "actual_only": fmt_tps(tp_pairs((diff or {}).get("actual_only"))),
-                "expected_only": fmt_tps(tp_pairs((diff or {}).get("expected_only"))),
-            })
+            rows.append(
+                {
+                    "member": member,
+                    "actual_only": fmt_tps(tp_pairs((diff or {}).get("actual_only"))),
+                    "expected_only": fmt_tps(tp_pairs((diff or {}).get("expected_only"))),
+                }
+            )
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -345,24 +393,37 @@ def quarantine_counts(quarantine: pd.DataFrame, filters: Filters) -> pd.DataFram
         q = q[q["group"] == filters.group]
     if q.empty:
         return pd.DataFrame(columns=["stage", "error_kind", "count"])
-    return q.groupby(["stage", "error_kind"]).size().reset_index(name="count").sort_values(
-        "count", ascending=False)
+    return (
+        q.groupby(["stage", "error_kind"])
+        .size()
+        .reset_index(name="count")
+        .sort_values("count", ascending=False)
+    )
 
 
 def validation_summary(results: pd.DataFrame, filters: Filters) -> pd.DataFrame:
     """The latest result of every expectation, failing ones first."""
     r = in_window(results, "validated_at", filters)
-    cols = ["table_name", "expectation", "success", "unexpected_count", "validated_at",
-            "batch_id", "failures_in_window"]
+    cols = [
+        "table_name",
+        "expectation",
+        "success",
+        "unexpected_count",
+        "validated_at",
+        "batch_id",
+        "failures_in_window",
+    ]
     if r.empty:
         return pd.DataFrame(columns=cols)
     r = r.sort_values("validated_at")
-    fails = r[~r["success"].fillna(False).astype(bool)].groupby(
-        ["table_name", "expectation"]).size()
+    fails = (
+        r[~r["success"].fillna(False).astype(bool)].groupby(["table_name", "expectation"]).size()
+    )
     latest = r.groupby(["table_name", "expectation"]).tail(1).copy()
     latest["failures_in_window"] = [
-        int(fails.get((t, e), 0)) for t, e in zip(latest["table_name"], latest["expectation"],
-                                                  strict=True)]
+        int(fails.get((t, e), 0))
+        for t, e in zip(latest["table_name"], latest["expectation"], strict=True)
+    ]
     return latest.sort_values(["success", "table_name", "expectation"])[cols]
 
 
