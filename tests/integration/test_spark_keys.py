@@ -59,7 +59,7 @@ def test_record_type_and_group(spark) -> None:  # type: ignore[no-untyped-def]
     rows = [
         (commit("orders-etl", "pay", 7),),
         (struct.pack(">h", 2) + kstr("grüppe"),),
-        (struct.pack(">h", 3) + b"\x07group-x\x00",),
+        (struct.pack(">h", 3) + b"\x00\x07group-x\x00",),  # a byte too many: still routed
         (b"\x00",),  # truncated: nulls, never an exception in the query
         (struct.pack(">h", 2) + kstr(b"\xff\xfe"),),  # not UTF-8: null, no exception either
     ]
@@ -68,10 +68,47 @@ def test_record_type_and_group(spark) -> None:  # type: ignore[no-untyped-def]
     assert [tuple(r) for r in out] == [
         (1, "orders-etl"),
         (2, "grüppe"),
-        (3, None),
+        (3, "group-x"),
         (None, None),
         (2, None),
     ]
+
+
+def modern(type_id: int, group: str | bytes, *more: str) -> bytes:
+    return struct.pack(">h", type_id) + kstr(group) + b"".join(kstr(m) for m in more)
+
+
+#: One key of every type with a released layout after the classic ones, as the broker writes
+#: them (member and regex keys carry a second string after the group).
+MEMBER_KEYED = {5, 7, 8, 10, 13, 14, 16, 19, 21, 22}
+MODERN_KEYS = [
+    modern(t, f"grp-{t}-ü", *(["member-1"] if t in MEMBER_KEYED else []))
+    for t in (*range(3, 18), *range(19, 24))
+]
+
+
+def decoder_group(key: bytes) -> str:
+    _, k = decode_key(key)
+    group = k["group_id"] if isinstance(k, dict) else k.group_id
+    assert isinstance(group, str)
+    return group
+
+
+def test_modern_keys_are_routed_to_the_group_the_decoder_reads(spark) -> None:  # type: ignore[no-untyped-def]
+    unrouted = [
+        modern(18, "grp-18"),  # no released layout: the decoder names no group either
+        modern(24, "grp-24"),
+        modern(8, b"\xff\xfe", "member-1"),  # not UTF-8
+        struct.pack(">h", 8) + b"\x00",  # the group's length cut short
+    ]
+    df = spark.createDataFrame([(k,) for k in MODERN_KEYS + unrouted], "key binary")
+    out = {
+        bytes(r.key): r.group
+        for r in df.select("key", keys.group_id(df.key).alias("group")).collect()
+    }
+    assert {k: out[k] for k in MODERN_KEYS} == {k: decoder_group(k) for k in MODERN_KEYS}
+    assert len(MODERN_KEYS) == 20 and all(out[k] for k in MODERN_KEYS)
+    assert [out[k] for k in unrouted] == [None, None, None, None]
 
 
 def test_commit_keys_read_as_the_decoder_reads_them(spark) -> None:  # type: ignore[no-untyped-def]

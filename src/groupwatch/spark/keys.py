@@ -1,9 +1,11 @@
 """Reading ``__consumer_offsets`` keys in the JVM, so Python never sees most records.
 
-Offset commits are most of the topic's volume. Their keys (record types 0 and 1) and group
-metadata keys (type 2) are never flexible: an int16 record type, then int16-length strings and,
-for commits, an int32 partition. Spark SQL can take them apart with byte arithmetic, which keeps
-offset commits out of the Python workers entirely.
+Offset commits are most of the topic's volume. Their keys (record types 0 and 1), group
+metadata keys (type 2) and the keys of the KIP-848, share and streams records (types 3-17 and
+19-23) are never flexible: an int16 record type, then int16-length strings, the group first,
+and, for commits, an int32 partition. Spark SQL can take them apart with byte arithmetic, which
+keeps offset commits out of the Python workers entirely and hands every other record to Python
+already grouped by its consumer group.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ if TYPE_CHECKING:
 
 OFFSET_COMMIT_TYPES = (0, 1)
 GROUP_METADATA_TYPE = 2
+#: Record types whose key starts with the group id: classic (0-2) and modern (3-17, 19-23).
+#: 18 and 24 have no released layout, so their keys are left to the decoder.
+GROUP_KEYED_TYPES = (*range(0, 18), *range(19, 24))
 
 
 def _uint(key: Column, pos: Column | int, width: int) -> Column:
@@ -32,12 +37,14 @@ def record_type(key: Column) -> Column:
 
 
 def group_id(key: Column) -> Column:
-    """The group of a type 0, 1 or 2 key (null for newer types, which Python decodes)."""
+    """The group of a key of one of :data:`GROUP_KEYED_TYPES` (null for other types, and when
+    the group is not valid UTF-8): the group a record is routed to, even if the rest of its key
+    turns out malformed (the decoder then quarantines it under that group)."""
     from pyspark.sql import functions as F
 
     length = _uint(key, 3, 2)
     return F.when(
-        record_type(key).isin(*OFFSET_COMMIT_TYPES, GROUP_METADATA_TYPE),
+        record_type(key).isin(*GROUP_KEYED_TYPES),
         _utf8(key.substr(F.lit(5), length.cast("int"))),
     )
 
