@@ -25,9 +25,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(1, str(ROOT))  # the Java oracle's client is in tests/
+
+from tests.oracle.assign_client import JavaOracle, encode_case  # noqa: E402
 
 from groupwatch.assignor import MemberSubscription, TopicPartition, assign  # noqa: E402
-from groupwatch.assignor.oracle import JavaOracle, encode_case  # noqa: E402
 
 Case = tuple[str, dict[str, int], list[MemberSubscription]]
 

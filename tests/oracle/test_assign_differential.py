@@ -21,8 +21,8 @@ from groupwatch.assignor import (
     TopicPartition,
     assign,
 )
-from groupwatch.assignor.oracle import JavaOracle
 from tests.jvm import java, kafka_classpath
+from tests.oracle.assign_client import JavaOracle
 
 pytestmark = pytest.mark.oracle
 

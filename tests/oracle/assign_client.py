@@ -1,5 +1,8 @@
 """Client for the Java differential oracle ``groupwatch.oracle.AssignOracle`` (tests and benchmark).
 
+It lives with the tests, not in the product: only the differential test and
+``bench/bench_assign.py`` start Kafka's assignor.
+
 It keeps one JVM running and streams cases to it, one line each (see the Java class for the
 token format), so thousands of cases cost one JVM start.
 """
@@ -12,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from groupwatch.assignor.model import MemberSubscription
-from groupwatch.assignor.sticky import PartitionRacks
+from groupwatch.assignor import MemberSubscription, PartitionRacks
 
 ORACLE_CLASS = "groupwatch.oracle.AssignOracle"
 
