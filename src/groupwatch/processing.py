@@ -13,10 +13,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from groupwatch import ownership
+from groupwatch import modern_rows, ownership
 from groupwatch.detect.decoded import member_from_contract
 from groupwatch.detect.findings import tp_list
 from groupwatch.detect.model import MemberState
+from groupwatch.detect.modern import ModernState
+from groupwatch.detect.modern.adapt import ROLES as MODERN_TYPES
 
 Row = dict[str, Any]
 #: What identifies a partition_ownership row (the table's merge key).
@@ -70,11 +72,28 @@ class Analysis(Protocol):
     def hint(self, state: Any, group: str, topic: str, max_partition: int) -> Any:
         """The group committed offsets up to ``max_partition`` of ``topic``."""
 
-    def tick(self, state: Any, clocks: Mapping[int, int]) -> tuple[Any, list[dict[str, Any]]]:
-        """Stream time reached ``clocks[p]`` on partition ``p``: findings whose time is up."""
+    def tick(
+        self, state: Any, clocks: Mapping[int, int], quiescent: bool = False
+    ) -> tuple[Any, list[dict[str, Any]]]:
+        """Stream time reached ``clocks[p]`` on partition ``p``: findings whose time is up.
+
+        ``quiescent``: the batch read everything available, a point where KIP-848, streams and
+        share groups are judged (``groupwatch.detect.modern.judge``).
+        """
 
     def pending_until(self, state: Any) -> tuple[int, int | None] | None:
-        """(deadline ms, partition) of the earliest finding awaiting confirmation by time."""
+        """(deadline ms, partition) of the earliest finding awaiting confirmation by time, or
+        of a modern group's state not judged yet."""
+
+    def modern(self, state: Any) -> ModernState | None:
+        """The group's KIP-848, streams or share state, if it has one."""
+
+    @property
+    def topic_names(self) -> Mapping[str, str]:
+        """Topic id -> name known beside the groups' own records (the brokers' Admin API)."""
+
+    def with_topic_names(self, names: Mapping[str, str]) -> Analysis:
+        """The same analysis knowing ``names`` beside the groups' own records."""
 
     def dump(self, state: Any) -> Any:
         """The state as JSON-able data."""
@@ -215,6 +234,58 @@ def _assignment_owners(line: DecodedLine) -> dict[tuple[str, int], ownership.Own
     return ownership.first_owner(pairs)
 
 
+def _applied(modern: ModernState | None, record: SourceRecord) -> bool:
+    """Whether the engine applied ``record`` to the group's modern state (it did not if the
+    record broke the decoder's contract: then it has no rows)."""
+    return (
+        modern is not None
+        and modern.source.partition == record.partition
+        and modern.source.offset == record.offset
+    )
+
+
+def _modern_rows(
+    result: GroupResult,
+    group: str,
+    line: DecodedLine,
+    record: SourceRecord,
+    modern: ModernState,
+    intervals: modern_rows.ModernIntervals,
+    names: Mapping[str, str],
+) -> modern_rows.ModernIntervals:
+    """The rows of one modern record, read off the group's state after it; returns the open
+    ownership intervals after it."""
+    type_id = line.get("record_type_id")
+    source = _source(record)
+    if type_id in modern_rows.GROUP_EPOCH_TYPES:
+        snapshot = modern_rows.snapshot_row(group, modern, line, source)
+        result.add("group_snapshots", [snapshot])
+        result.deleted = snapshot["tombstone"]
+        if snapshot["tombstone"]:
+            # The group is gone (deleted, or converted to a classic group): nobody holds
+            # anything any more.
+            closed = modern_rows.close_all(
+                group, intervals, modern.group_type.value, record.timestamp_ms
+            )
+            if closed:
+                result.add("partition_ownership", _timed(closed))
+            return {}
+        return intervals
+    key = line.get("key")
+    member_id = key.get("member_id") if isinstance(key, Mapping) else None
+    if type_id not in modern_rows.CURRENT_TYPES or not isinstance(member_id, str):
+        return intervals
+    row = modern_rows.member_row(group, modern, member_id, names, source)
+    if row is not None:
+        result.add("member_assignments", [row])
+    intervals, rows = modern_rows.advance_member(
+        group, intervals, modern, member_id, record.timestamp_ms, names
+    )
+    if rows:
+        result.add("partition_ownership", _timed(rows))
+    return intervals
+
+
 def process_group(
     group: str,
     state: Mapping[str, Any] | None,
@@ -225,6 +296,7 @@ def process_group(
     detected_at: dt.datetime,
     commits: Iterable[tuple[str, int]] = (),
     clocks: Mapping[int, int] | None = None,
+    quiescent: bool = False,
 ) -> GroupResult:
     """Advance one group over its records (already in offset order), as ``groupwatch analyze``
     would over the same records.
@@ -233,10 +305,13 @@ def process_group(
     batch; they inform partition-count inference before the records run.  The batch's own
     commits that tell something new come among ``records``, in their place.  ``clocks``:
     stream time per source partition at the end of the batch, which confirms what has waited
-    long enough even when the group itself was silent.
+    long enough even when the group itself was silent.  ``quiescent``: the batch read
+    everything available, so a modern group's state is judged at its end (``analyze`` does
+    so at the end of its input).
     """
     current: dict[str, Any] = dict(state or {})
     open_intervals: ownership.OpenIntervals = dict(current.get("ownership") or {})
+    modern_intervals: modern_rows.ModernIntervals = dict(current.get("modern_ownership") or {})
     detect_state = analysis.load(current.get("detect"))
     for topic, max_partition in commits:
         detect_state = analysis.hint(detect_state, group, topic, max_partition)
@@ -294,11 +369,21 @@ def process_group(
                 current["last_generation"] = generation
         detect_state, findings = analysis.feed(detect_state, line, converted)
         result.add("findings", [_finding_row(f, detected_at) for f in findings])
+        if line.get("record_type_id") in MODERN_TYPES and not line.get("error"):
+            modern = analysis.modern(detect_state)
+            if modern is not None and _applied(modern, record):
+                modern_intervals = _modern_rows(
+                    result, group, line, record, modern, modern_intervals, analysis.topic_names
+                )
     if clocks:
-        detect_state, findings = analysis.tick(detect_state, clocks)
+        detect_state, findings = analysis.tick(detect_state, clocks, quiescent)
         result.add("findings", [_finding_row(f, detected_at) for f in findings])
     result.pending_until = analysis.pending_until(detect_state)
     current["ownership"] = open_intervals
+    if modern_intervals:
+        current["modern_ownership"] = modern_intervals
+    else:
+        current.pop("modern_ownership", None)
     current["detect"] = analysis.dump(detect_state)
     if "partition_ownership" in result.rows:
         # An interval opened and closed within the same batch is one row: keep its last form.

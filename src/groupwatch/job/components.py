@@ -6,18 +6,37 @@ the workers, not the objects), so nothing heavy is pickled per batch.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupwatch.config import Config
 from groupwatch.processing import DecodedLine, SourceRecord
+
+if TYPE_CHECKING:
+    from groupwatch.detect.config import DetectorConfig
+    from groupwatch.detect.modern import ModernState
 
 
 class EngineAnalysis:
     """:class:`groupwatch.processing.Analysis` backed by :mod:`groupwatch.detect`."""
 
-    def __init__(self, config: Config) -> None:
-        self.config = config.detect.detector()
+    def __init__(self, config: Config, detector: DetectorConfig | None = None) -> None:
+        self.source_config = config
+        self.config = detector if detector is not None else config.detect.detector()
+
+    def with_topic_names(self, names: Mapping[str, str]) -> EngineAnalysis:
+        """The same engine knowing ``names`` (topic id -> name, from the brokers)."""
+        return EngineAnalysis(
+            self.source_config, dataclasses.replace(self.config, topic_names=dict(names))
+        )
+
+    @property
+    def topic_names(self) -> Mapping[str, str]:
+        return self.config.topic_names
+
+    def modern(self, state: Any) -> ModernState | None:
+        return None if state is None else state.modern
 
     def load(self, doc: Any) -> Any:
         from groupwatch.detect import GroupState
@@ -44,10 +63,24 @@ class EngineAnalysis:
         state, _ = step(state, event, self.config)
         return state
 
-    def tick(self, state: Any, clocks: Mapping[int, int]) -> tuple[Any, list[dict[str, Any]]]:
+    def tick(
+        self, state: Any, clocks: Mapping[int, int], quiescent: bool = False
+    ) -> tuple[Any, list[dict[str, Any]]]:
         from groupwatch.detect import Tick, step
 
-        until = None if state is None else state.pending_until
+        if state is None or not clocks:
+            return state, []
+        modern = state.modern
+        if quiescent and modern is not None:
+            # The batch read everything available: a modern group is judged at its own
+            # partition's stream time (what awaits confirmation by time is raised with it).
+            p = modern.partition
+            clock = clocks.get(p) if p is not None else max(clocks.values())
+            if clock is not None:
+                tick = Tick(state.group, clock, p, quiescent=True)
+                state, findings = step(state, tick, self.config)
+                return state, [f.to_dict() for f in findings]
+        until = state.confirm_until
         if until is None:
             return state, []
         deadline, partition = until
@@ -58,7 +91,16 @@ class EngineAnalysis:
         return state, [f.to_dict() for f in findings]
 
     def pending_until(self, state: Any) -> tuple[int, int | None] | None:
-        return None if state is None else state.pending_until
+        if state is None:
+            return None
+        until: tuple[int, int | None] | None = state.pending_until
+        modern = state.modern
+        if modern is not None and modern.dirty and modern.last_write_ms is not None:
+            # Not judged yet (the batch was not a quiescent point, or its partition's clock
+            # was not in it): due at the next batch that moves its partition's clock.
+            if until is None or modern.last_write_ms < until[0]:
+                until = (modern.last_write_ms, modern.partition)
+        return until
 
     def dump(self, state: Any) -> Any:
         return None if state is None else state.to_json()

@@ -1,0 +1,226 @@
+"""Table rows of KIP-848 consumer, streams and share groups, from the engine's view of them.
+
+A classic group's snapshot is one record; a modern group's is spread over one record per key
+(``groupwatch.detect.modern``).  The job applies each record to the group's
+:class:`~groupwatch.detect.modern.ModernState` first and then asks this module for the rows the
+record stands for, read off the state as it is after the record:
+
+- a group-epoch record (3, 11, 17) -> one ``group_snapshots`` row;
+- a current-assignment record (8, 14, 22) -> one ``member_assignments`` row (a tombstone, a
+  member gone, has none) and the ``partition_ownership`` intervals it opens and closes.
+
+Ownership intervals of modern groups are counted in *member* epochs: a partition is held from
+the epoch of the member's first record that holds it (assigned or pending revocation) to the
+epoch of its first record that no longer does.  A member that disappears (its record's
+tombstone, or the group's) holds nothing from the epoch after the last one it was seen at.
+Share groups' partitions are shared, not owned, and have no intervals.
+
+Everything here is pure and JSON-able, like :mod:`groupwatch.ownership`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from groupwatch.detect.findings import tp_list
+from groupwatch.detect.modern.model import (
+    CONSUMER_STATES,
+    STATIC_AWAY_EPOCH,
+    STREAMS_STATES,
+    Current,
+    GroupType,
+    Slot,
+)
+from groupwatch.detect.modern.state import Member, ModernState
+
+Row = dict[str, Any]
+#: member id -> "partition/slot id" -> [topic as written, client id, from epoch, from time ms,
+#: last epoch at which the member was seen holding it].
+ModernIntervals = dict[str, dict[str, list[Any]]]
+
+#: record type id -> what it stands for here.
+GROUP_EPOCH_TYPES = frozenset({3, 11, 17})
+CURRENT_TYPES = frozenset({8, 14, 22})
+
+
+def topic_of(state: ModernState, slot_id: str, names: Mapping[str, str]) -> str:
+    """The name of a topic id when one is known, else the id; a streams subtopology as is."""
+    if state.group_type is GroupType.STREAMS:
+        return slot_id
+    return state.name_of(slot_id, names) or slot_id
+
+
+def _tps(state: ModernState, slots: Iterable[Slot], names: Mapping[str, str]) -> list[Row]:
+    return tp_list((topic_of(state, t, names), p) for t, p in slots)
+
+
+def member_state_name(state: ModernState, current: Current) -> str:
+    """``STABLE``, ``UNREVOKED``, ``UNRELEASED`` or ``UNKNOWN(n)``, by the group type's bytes."""
+    states = STREAMS_STATES if state.group_type is GroupType.STREAMS else CONSUMER_STATES
+    return states.name(current.state)
+
+
+def server_assignor(state: ModernState) -> str | None:
+    """The assignor the members ask the brokers for: one name, several comma-separated, or none."""
+    names = sorted(
+        {
+            m.meta.server_assignor
+            for m in state.members.values()
+            if m.meta and m.meta.server_assignor
+        }
+    )
+    return ",".join(names) or None
+
+
+def snapshot_row(
+    group: str, state: ModernState, line: Mapping[str, Any], source: Mapping[str, Any]
+) -> Row:
+    """The ``group_snapshots`` row of a group-epoch record, ``state`` being the state after it."""
+    value = line.get("value")
+    tombstone = bool(line.get("tombstone")) or value is None
+    version = value.get("version") if isinstance(value, Mapping) else None
+    return {
+        "group": group,
+        "group_type": state.group_type.value,
+        "generation": None if tombstone else state.group_epoch,
+        "assignment_epoch": None if tombstone else state.assignment_epoch,
+        # The protocol type a ListGroups answer gives for the group type.
+        "protocol_type": state.group_type.value,
+        "protocol": None if tombstone else server_assignor(state),
+        "leader": None,
+        "current_state_timestamp": None,
+        "member_count": None
+        if tombstone
+        else sum(1 for m in state.members.values() if m.current is not None),
+        "record_version": version,
+        "tombstone": tombstone,
+        "decode_error": None,
+        **source,
+    }
+
+
+def member_row(
+    group: str,
+    state: ModernState,
+    member_id: str,
+    names: Mapping[str, str],
+    source: Mapping[str, Any],
+) -> Row | None:
+    """The ``member_assignments`` row of a current-assignment record (``None``: a tombstone)."""
+    member = state.members.get(member_id)
+    if member is None or member.current is None:
+        return None
+    current, meta = member.current, member.meta
+    return {
+        "group": group,
+        "group_type": state.group_type.value,
+        "generation": state.group_epoch,
+        "member_id": member_id,
+        "member_epoch": current.member_epoch,
+        "member_state": member_state_name(state, current),
+        "assignment": _tps(state, current.assigned, names),
+        "pending_revocation": _tps(state, current.pending, names),
+        "target": None if member.target is None else _tps(state, member.target.slots, names),
+        "topics": None if meta is None else sorted(state.subscribed(meta)),
+        "client_id": None if meta is None else meta.client_id,
+        "client_host": None if meta is None else meta.client_host,
+        "group_instance_id": None if meta is None else meta.instance_id,
+        "rebalance_timeout": None if meta is None else meta.rebalance_timeout_ms,
+        **source,
+    }
+
+
+# -- ownership intervals ----------------------------------------------------------------------
+def _key(slot: Slot) -> str:
+    return f"{slot[1]}/{slot[0]}"  # partition first, as groupwatch.ownership does
+
+
+def _held(state: ModernState, member: Member | None) -> dict[str, Slot]:
+    """What a member's current assignment holds: assigned and pending revocation (active tasks
+    for streams), by interval key."""
+    if member is None or member.current is None or state.group_type is GroupType.SHARE:
+        return {}
+    cur = member.current
+    return {_key(s): s for s in (*cur.assigned, *cur.pending)}
+
+
+def _row(
+    group: str,
+    group_type: str,
+    member_id: str,
+    key: str,
+    interval: list[Any],
+    to_epoch: int | None,
+    to_time: int | None,
+) -> Row:
+    topic, client_id, from_epoch, from_time, _ = interval
+    return {
+        "group": group,
+        "group_type": group_type,
+        "topic": topic,
+        "partition": int(key.split("/", 1)[0]),
+        "member_id": member_id,
+        "client_id": client_id,
+        "from_generation": from_epoch,
+        "from_time": from_time,
+        "to_generation": to_epoch,
+        "to_time": to_time,
+    }
+
+
+def _after_last(interval: list[Any]) -> int:
+    """The epoch after the last one the member was seen holding the partition at."""
+    return int(interval[4]) + 1
+
+
+def advance_member(
+    group: str,
+    intervals: ModernIntervals,
+    state: ModernState,
+    member_id: str,
+    time_ms: int,
+    names: Mapping[str, str],
+) -> tuple[ModernIntervals, list[Row]]:
+    """The member's intervals after its current-assignment record (``state`` after it).
+
+    Returns the new intervals and the rows to upsert: closed ones and newly opened ones.
+    """
+    member = state.members.get(member_id)
+    held = _held(state, member)
+    epoch = None if member is None or member.current is None else member.current.member_epoch
+    # A static member away (-2) keeps its partitions at the epoch it had: no epoch of its own.
+    counted = epoch is not None and epoch != STATIC_AWAY_EPOCH and epoch >= 0
+    mine = dict(intervals.get(member_id) or {})
+    kind = state.group_type.value
+    rows: list[Row] = []
+    for key in sorted(mine):
+        interval = mine[key]
+        if key in held:
+            if counted and epoch is not None and epoch > interval[4]:
+                mine[key] = [*interval[:4], epoch]
+            continue
+        to = epoch if counted and epoch is not None else _after_last(interval)
+        rows.append(_row(group, kind, member_id, key, interval, to, time_ms))
+        del mine[key]
+    client_id = member.meta.client_id if member is not None and member.meta else None
+    for key in sorted(set(held) - set(mine)):
+        slot = held[key]
+        start = epoch if epoch is not None else -1
+        mine[key] = [topic_of(state, slot[0], names), client_id, start, time_ms, start]
+        rows.append(_row(group, kind, member_id, key, mine[key], None, None))
+    out = dict(intervals)
+    if mine:
+        out[member_id] = mine
+    else:
+        out.pop(member_id, None)
+    return out, rows
+
+
+def close_all(group: str, intervals: ModernIntervals, group_type: str, time_ms: int) -> list[Row]:
+    """Close every open interval (the group was deleted or converted to a classic group)."""
+    return [
+        _row(group, group_type, mid, key, interval, _after_last(interval), time_ms)
+        for mid, held in sorted(intervals.items())
+        for key, interval in sorted(held.items())
+    ]
