@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 from deltalake import write_deltalake
@@ -29,10 +29,16 @@ def tps(*pairs: tuple[str, int]) -> list[dict[str, Any]]:
     return [{"topic": t, "partitions": ps} for t, ps in by.items()]
 
 
-def write(root: Path, table: str, rows: list[dict[str, Any]]) -> None:
+def write(
+    root: Path,
+    table: str,
+    rows: list[dict[str, Any]],
+    mode: Literal["overwrite", "append"] = "overwrite",
+) -> None:
+    """``rows`` as the table (``mode="append"``: added to it), in the declared schema."""
     sch = schema(table)
     cols = {f.name: [r.get(f.name) for r in rows] for f in sch}
-    write_deltalake(str(root / table), pa.table(cols, schema=sch), mode="overwrite")
+    write_deltalake(str(root / table), pa.table(cols, schema=sch), mode=mode)
 
 
 def build(root: Path, now: datetime | None = None) -> dict[str, Any]:

@@ -18,8 +18,10 @@ import plotly.express as px  # type: ignore[import-untyped]
 from dash import Dash, Input, Output, State, dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard import views
+from groupwatch.dashboard import modern, views
+from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import WINDOWS, Filters, parse
+from groupwatch.dashboard.frames import evidence
 from groupwatch.dashboard.store import DeltaStore
 from groupwatch.notify.kinds import SEVERITIES, explanation_of
 
@@ -82,6 +84,7 @@ INDEX = (
     """<!DOCTYPE html>
 <html><head>{%metas%}<title>groupwatch</title>{%favicon%}{%css%}<style>"""
     + CSS
+    + mw.CSS
     + """</style>
 </head><body>{%app_entry%}<footer>{%config%}{%scripts%}{%renderer%}</footer></body></html>"""
 )
@@ -151,7 +154,7 @@ class Pages:
                 path == "/partitions",
             ),
             field(
-                "generation",
+                "generation / epoch",
                 dcc.Input(id="f-generation", type="number", value=f.generation),
                 path == "/group",
             ),
@@ -207,15 +210,20 @@ class Pages:
         rows = []
         for _, r in table.iterrows():
             link = f.href("group", group=r["group"], generation=None, partition=None)
+            gtype = str(r["group_type"])
             rows.append(
                 Tr(
                     [
                         html.Td(dcc.Link(r["group"], href=link)),
+                        html.Td(mw.type_badge(gtype), className="group-type"),
                         html.Td(badge(r["health"])),
+                        html.Td(
+                            mw.generation_text(gtype, r["last_generation"], r["assignment_epoch"]),
+                            className="generation",
+                        ),
                         *[
                             html.Td(_fmt(r[c]))
                             for c in (
-                                "last_generation",
                                 "member_count",
                                 "protocol",
                                 "last_seen",
@@ -226,7 +234,7 @@ class Pages:
                             )
                         ],
                     ],
-                    **{"data-group": r["group"], "data-health": r["health"]},
+                    **{"data-group": r["group"], "data-health": r["health"], "data-type": gtype},
                 )
             )
         head = html.Tr(
@@ -234,8 +242,9 @@ class Pages:
                 html.Th(c)
                 for c in (
                     "group",
+                    "type",
                     "health",
-                    "last gen.",
+                    "last gen. / epoch",
                     "members",
                     "protocol",
                     "last seen (UTC)",
@@ -267,7 +276,7 @@ class Pages:
             html.Table(
                 [
                     html.Thead(head),
-                    html.Tbody(rows or [html.Tr(html.Td("no groups seen yet", colSpan=10))]),
+                    html.Tbody(rows or [html.Tr(html.Td("no groups seen yet", colSpan=11))]),
                 ],
                 className="grid",
                 id="fleet-table",
@@ -286,8 +295,13 @@ class Pages:
             group = str(table.iloc[0]["group"])
         tl = views.timeline(snaps, members, group)
         matrix = views.ownership_matrix(
-            members, findings, self.read("group_offsets"), group, f.generation
+            members, findings, self.read("group_offsets"), group, f.generation, snaps
         )
+        gf = views.filtered_findings(
+            findings, Filters(group=group, severity=f.severity, since=f.since)
+        )
+        if modern.is_modern(matrix.group_type):
+            return self.modern_group(group, f, tl, matrix, members, snaps, gf)
         gen_links = [
             dcc.Link(
                 f"gen {g}",
@@ -309,12 +323,9 @@ class Pages:
                 title="Generation timeline (size = members)",
             )
             fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
-        gf = views.filtered_findings(
-            findings, Filters(group=group, severity=f.severity, since=f.since)
-        )
-        gf_gen = gf[gf["generation"] == matrix.generation]
+        gf_gen = views.findings_at(gf, snaps, group, matrix.generation)
         return [
-            html.H2(["Group ", html.Code(group)]),
+            html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
             dcc.Graph(figure=fig, id="timeline"),
             html.Details([html.Summary("Generation table"), grid(tl, "timeline-table")]),
             html.H3(f"Partition ownership, generation {matrix.generation}"),
@@ -328,14 +339,77 @@ class Pages:
             self.findings_table(gf, "group-findings-all"),
         ]
 
+    def modern_group(
+        self,
+        group: str,
+        f: Filters,
+        tl: pd.DataFrame,
+        matrix: views.Matrix,
+        members: pd.DataFrame,
+        snaps: pd.DataFrame,
+        gf: pd.DataFrame,
+    ) -> list[Component]:
+        """A KIP-848 consumer, streams or share group: group epochs where a classic group has
+        generations, and its members with their epochs, states, targets and pending
+        revocations."""
+        epoch = matrix.generation
+        links = [
+            dcc.Link(
+                f"epoch {g}",
+                href=f.href("group", group=group, generation=g),
+                style={"marginRight": "8px", "fontWeight": 700 if g == epoch else 400},
+            )
+            for g in matrix.generations
+        ]
+        if tl.empty:
+            fig = _empty_fig("Group epochs")
+        else:
+            fig = px.scatter(
+                tl,
+                x="time",
+                y="generation",
+                size=tl["member_count"].clip(lower=1),
+                color="event",
+                hover_data=["assignment_epoch", "member_count", "joined", "left"],
+                labels={"generation": "group epoch"},
+                title="Group epoch timeline (size = members)",
+            )
+            fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
+        at = modern.epochs(snaps, group, epoch)
+        out: list[Component] = [
+            html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
+            mw.epochs_line(matrix),
+        ]
+        if matrix.group_type == modern.SHARE:
+            out.append(html.P(mw.SHARE_NOTE, className="note", id="share-note"))
+        return [
+            *out,
+            dcc.Graph(figure=fig, id="timeline"),
+            html.Details([html.Summary("Group epoch table"), grid(tl, "timeline-table")]),
+            html.H3(f"Members at group epoch {epoch}"),
+            html.Div(["group epochs: ", *links]),
+            mw.members_table(modern.members_at(members, group, at), matrix.group_type),
+            html.H3(f"Partition ownership, group epoch {epoch}"),
+            self.matrix(matrix),
+            html.H3(f"Findings at group epoch {epoch}"),
+            self.findings_table(
+                views.findings_at(gf, snaps, group, epoch), "group-findings", "epoch"
+            ),
+            html.H3("All findings of the group in the window"),
+            self.findings_table(gf, "group-findings-all", "epoch"),
+        ]
+
     def matrix(self, m: views.Matrix) -> Component:
         if not m.members:
             return html.P("No members recorded for this generation.")
+        modern_group = modern.is_modern(m.group_type)
         head = html.Tr(
             [
-                html.Th("partition"),
+                html.Th("task" if m.group_type == "streams" else "partition"),
                 *[
-                    html.Th(
+                    html.Th(mw.matrix_member_label(m_))
+                    if modern_group
+                    else html.Th(
                         [
                             m_.member_id,
                             html.Br(),
@@ -362,6 +436,8 @@ class Pages:
                         ("assigned", c.assigned),
                         ("claimed", c.claimed),
                         ("stale", c.stale_claim),
+                        ("pending", c.pending),
+                        ("target", c.target),
                     )
                     if on
                 ]
@@ -370,6 +446,8 @@ class Pages:
                     for x, on in (
                         ("assigned", c.assigned),
                         ("claimed" + (" (stale)" if c.stale_claim else ""), c.claimed),
+                        ("pending revocation", c.pending),
+                        ("target", c.target),
                     )
                     if on
                 )
@@ -406,14 +484,18 @@ class Pages:
                     **{"data-topic": r.topic, "data-partition": str(r.partition)},
                 )
             )
-        legend = html.Div(
-            [
-                html.Span("green: assigned"),
-                html.Span("beige: claimed only"),
-                html.Span("dashed: stale claim"),
-                html.Span("red row: assigned to two or more members (overlap)"),
-            ],
-            className="legend",
+        legend = (
+            mw.matrix_legend(m.group_type)
+            if modern_group
+            else html.Div(
+                [
+                    html.Span("green: assigned"),
+                    html.Span("beige: claimed only"),
+                    html.Span("dashed: stale claim"),
+                    html.Span("red row: assigned to two or more members (overlap)"),
+                ],
+                className="legend",
+            )
         )
         return html.Div(
             [
@@ -426,11 +508,15 @@ class Pages:
             ]
         )
 
-    def findings_table(self, frame: pd.DataFrame, table_id: str) -> Component:
+    def findings_table(
+        self, frame: pd.DataFrame, table_id: str, generation: str = "generation"
+    ) -> Component:
+        """Findings with their evidence; ``generation`` heads that column (a modern group's
+        findings carry a member or group epoch there)."""
         head = html.Tr(
             [
                 html.Th(c)
-                for c in ("severity", "kind", "generation", "where", "what happened", "evidence")
+                for c in ("severity", "kind", generation, "where", "what happened", "evidence")
             ]
         )
         rows = []
@@ -445,7 +531,7 @@ class Pages:
                 )
                 if x
             )
-            ev = json.dumps(views.evidence(r["evidence"]), indent=1, sort_keys=True)
+            ev = json.dumps(evidence(r["evidence"]), indent=1, sort_keys=True)
             rows.append(
                 Tr(
                     [
@@ -470,6 +556,7 @@ class Pages:
     def partitions(self, f: Filters) -> list[Component]:
         hist = views.partition_history(self.read("partition_ownership"), f)
         now = pd.Timestamp(datetime.now(UTC))
+        hist = hist.assign(type=modern.types(hist).map(modern.label))
         if hist.empty:
             fig = _empty_fig("Ownership over time (nothing matches)")
         else:
@@ -490,33 +577,44 @@ class Pages:
                 x_end="until",
                 y="tp",
                 color="member_id",
-                hover_data=["from_generation", "to_generation", "client_id"],
+                hover_data=["type", "from_generation", "to_generation", "client_id"],
                 title="Who owned each partition, over time",
             )
             fig.update_layout(
                 height=max(260, 40 * plot["tp"].nunique() + 120),
                 margin={"l": 40, "r": 10, "t": 40, "b": 30},
             )
-        cols = [
-            "group",
-            "topic",
-            "partition",
-            "member_id",
-            "client_id",
-            "from_generation",
-            "from_time",
-            "to_generation",
-            "to_time",
-        ]
+        # A modern group's intervals run from one member epoch to another, a classic group's
+        # from one generation to another: the column says which.
+        table = hist.assign(
+            counted_in=modern.types(hist).map(
+                lambda t: "member epochs" if modern.is_modern(t) else "generations"
+            )
+        )
+        cols = {
+            "group": "group",
+            "type": "type",
+            "topic": "topic",
+            "partition": "partition",
+            "member_id": "member_id",
+            "client_id": "client_id",
+            "counted_in": "counted in",
+            "from_generation": "from gen. / epoch",
+            "from_time": "from_time",
+            "to_generation": "to gen. / epoch",
+            "to_time": "to_time",
+        }
         return [
             html.H2("Partition history"),
             html.P(
                 "Pick a group, a topic and a partition in the filters; open intervals "
-                "(still owned) extend to now.",
+                "(still owned) extend to now. A KIP-848 or streams group's intervals run "
+                "from member epoch to member epoch, and a partition pending revocation still "
+                "counts as owned.",
                 className="note",
             ),
             dcc.Graph(figure=fig, id="ownership-gantt"),
-            grid(hist[cols].head(2000), "ownership-table"),
+            grid(table[list(cols)].head(2000).rename(columns=cols), "ownership-table"),
         ]
 
     def health(self, f: Filters) -> list[Component]:

@@ -2,7 +2,8 @@
 
 Table names come only from ``groupwatch.tables.TABLES``; nothing a user types reaches a path.
 A table that does not exist yet reads as an empty frame with the declared columns, so every
-page renders on a fresh install (before the job has written anything).
+page renders on a fresh install (before the job has written anything); a column declared after
+a table was written reads as null.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ class DeltaStore:
             return self.empty(table)
         frame = arrow.to_pandas()
         for col in TABLES[table].columns:
+            # Tables written before a column was declared (the modern-group columns, say) lack
+            # it: it reads as null, which every page takes as "classic" / "not known".
+            if col.name not in frame:
+                frame[col.name] = None
             if col.ddl == "timestamp" and col.name in frame:
                 frame[col.name] = pd.to_datetime(frame[col.name], utc=True)
         with self._lock:

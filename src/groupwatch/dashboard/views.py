@@ -1,47 +1,23 @@
 """What each page shows, computed from the tables as plain pandas: no Dash, no I/O.
 
 Every function takes frames as ``DeltaStore.read`` returns them and the page's ``Filters``;
-filter values are only ever compared with column values.
+filter values are only ever compared with column values.  A modern group's (KIP-848 consumer,
+streams, share) ``generation`` is its group epoch; :mod:`groupwatch.dashboard.modern` reads its
+members, which are written one current-assignment record at a time.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
+from groupwatch.dashboard import modern
 from groupwatch.dashboard.filters import Filters, in_window
+from groupwatch.dashboard.frames import TP, evidence, fmt_tps, is_null, opt_int, tp_pairs
 from groupwatch.notify.kinds import HEALTHY, rank
-
-TP = tuple[str, int]
-
-
-def tp_pairs(value: Any) -> list[TP]:
-    """``[{topic, partitions: [...]}]`` (as delta-rs returns it) as (topic, partition) pairs."""
-    out: list[TP] = []
-    if value is None:
-        return out
-    for item in list(value):
-        if item is None:
-            continue
-        topic, parts = item.get("topic"), item.get("partitions")
-        for p in list(parts) if parts is not None else []:
-            out.append((str(topic), int(p)))
-    return out
-
-
-def evidence(value: Any) -> dict[str, Any]:
-    if not isinstance(value, str) or not value:
-        return {}
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        return {"unparsed": value}
-    return parsed if isinstance(parsed, dict) else {"value": parsed}
 
 
 def with_event_time(findings: pd.DataFrame) -> pd.DataFrame:
@@ -77,10 +53,23 @@ def open_findings(findings: pd.DataFrame, snapshots: pd.DataFrame) -> pd.DataFra
     latest = _latest_snapshots(snapshots)
     live = latest[~latest["tombstone"].fillna(False).astype(bool)]
     last_gen = live["generation"].to_dict()
-    mask = [
-        last_gen.get(g) is not None and gen == last_gen[g]
-        for g, gen in zip(findings["group"], findings["generation"], strict=True)
-    ]
+    kinds = modern.group_types(snapshots)
+    mask = pd.Series(
+        [
+            last_gen.get(g) is not None and gen == last_gen[g]
+            for g, gen in zip(findings["group"], findings["generation"], strict=True)
+        ],
+        index=findings.index,
+    )
+    # A modern group's findings carry member epochs too: they are open while the group is
+    # still at the group epoch they were raised at (a new group epoch is a new assignment).
+    for group in {str(g) for g in findings["group"].dropna()}:
+        if not modern.is_modern(kinds.get(group, modern.CLASSIC)):
+            continue
+        mine = findings["group"] == group
+        at = modern.finding_epochs(findings[mine], snapshots, group)
+        last = last_gen.get(group)
+        mask[mine] = [last is not None and not is_null(last) and e == last for e in at]
     return findings[mask]
 
 
@@ -101,8 +90,10 @@ def fleet(
     """One row per group, the ones that need attention first."""
     cols = [
         "group",
+        "group_type",
         "health",
         "last_generation",
+        "assignment_epoch",
         "member_count",
         "protocol",
         "last_seen",
@@ -125,17 +116,29 @@ def fleet(
         & ~snapshots["tombstone"].fillna(False).astype(bool)
     ]
     rebalances = recent.groupby("group")["generation"].nunique().to_dict()
+    kinds = modern.group_types(snapshots)
     rows = []
     for group, snap in latest.iterrows():
         mine = opened[opened["group"] == group]
         counts = window[window["group"] == group]["severity"].value_counts().to_dict()
         deleted = bool(snap["tombstone"]) if pd.notna(snap["tombstone"]) else False
+        gtype = kinds.get(str(group), modern.CLASSIC)
+        count = opt_int(snap["member_count"])
+        epoch = None
+        if modern.is_modern(gtype):
+            at = modern.epochs(snapshots, str(group))
+            epoch = at.assignment_epoch
+            if count is None and not deleted:
+                # Group-epoch records state no member count: count the members' records.
+                count = len(modern.members_at(members, str(group), at))
         rows.append(
             {
                 "group": group,
+                "group_type": gtype,
                 "health": "deleted" if deleted else _worst(mine["severity"]),
-                "last_generation": None if pd.isna(snap["generation"]) else int(snap["generation"]),
-                "member_count": 0 if pd.isna(snap["member_count"]) else int(snap["member_count"]),
+                "last_generation": opt_int(snap["generation"]),
+                "assignment_epoch": epoch,
+                "member_count": count or 0,
                 "protocol": snap["protocol"],
                 "last_seen": snap["source_timestamp"],
                 "rebalances_last_hour": int(rebalances.get(group, 0)),
@@ -193,11 +196,15 @@ def findings_over_time(findings: pd.DataFrame) -> pd.DataFrame:
 
 
 def timeline(snapshots: pd.DataFrame, members: pd.DataFrame, group: str) -> pd.DataFrame:
-    """The group's generations in order: who joined, who left, leader changes."""
-    s = snapshots[snapshots["group"] == group].sort_values(
-        ["source_timestamp", "source_partition", "source_offset"]
-    )
-    m = members[members["group"] == group]
+    """The group's generations in order: who joined, who left, leader changes.
+
+    A modern group's are its group-epoch records (:func:`modern.timeline`).
+    """
+    if modern.is_modern(modern.group_type(snapshots, group)):
+        return modern.timeline(snapshots, members, group)
+    s = snapshots[(snapshots["group"] == group) & (modern.types(snapshots) == modern.CLASSIC)]
+    s = s.sort_values(["source_timestamp", "source_partition", "source_offset"])
+    m = members[(members["group"] == group) & (modern.types(members) == modern.CLASSIC)]
     by_offset: dict[tuple[int, int], set[str]] = {}
     for (part, off), rows in m.groupby(["source_partition", "source_offset"]):
         by_offset[(int(part), int(off))] = set(rows["member_id"])
@@ -242,6 +249,10 @@ class Cell:
     assigned: bool = False
     claimed: bool = False
     stale_claim: bool = False
+    #: Modern groups: still held, pending revocation (it counts as owned).
+    pending: bool = False
+    #: Modern groups: in the member's target assignment.
+    target: bool = False
 
 
 @dataclass
@@ -262,6 +273,9 @@ class MatrixMember:
     client_id: str | None
     claim_generation: int
     stale: bool
+    #: Modern groups: the member's epoch and state (STABLE, UNREVOKED, UNRELEASED, ...).
+    member_epoch: int | None = None
+    state: str | None = None
 
 
 @dataclass
@@ -271,6 +285,11 @@ class Matrix:
     generations: list[int]
     members: list[MatrixMember]
     rows: list[MatrixRow]
+    group_type: str = modern.CLASSIC
+    #: Modern groups: the assignment epoch at ``generation`` (the group epoch).
+    assignment_epoch: int | None = None
+    #: The group's newest record is a tombstone.
+    deleted: bool = False
 
 
 def ownership_matrix(
@@ -279,9 +298,15 @@ def ownership_matrix(
     offsets: pd.DataFrame,
     group: str,
     generation: int | None,
+    snapshots: pd.DataFrame | None = None,
 ) -> Matrix:
-    """Claimed vs assigned per member and partition for one generation (default: the latest)."""
-    m = members[members["group"] == group]
+    """Claimed vs assigned per member and partition for one generation (default: the latest).
+
+    With ``snapshots``, a modern group's matrix is that of :func:`modern_matrix`.
+    """
+    if snapshots is not None and modern.is_modern(modern.group_type(snapshots, group)):
+        return modern_matrix(snapshots, members, findings, offsets, group, generation)
+    m = members[(members["group"] == group) & (modern.types(members) == modern.CLASSIC)]
     gens = sorted({int(g) for g in m["generation"].dropna()})
     if generation is None or generation not in gens:
         generation = gens[-1] if gens else None
@@ -312,21 +337,11 @@ def ownership_matrix(
             claimants.setdefault(tp, []).append(cgen)
         for tp in tp_pairs(row["assignment"]):
             cells.setdefault(tp, {}).setdefault(member, Cell()).assigned = True
-    # Partitions nobody claimed or was assigned still exist: take the count the group committed.
-    if not offsets.empty:
-        for _, o in offsets[(offsets["group"] == group) & offsets["topic"].isin(topics)].iterrows():
-            if pd.notna(o["max_partition"]):
-                for p in range(int(o["max_partition"]) + 1):
-                    cells.setdefault((str(o["topic"]), p), {})
+    _every_partition(cells, offsets, group, topics)
     f = findings[(findings["group"] == group) & (findings["generation"] == generation)]
-    kinds_of: dict[TP, set[str]] = {}
+    kinds_of = _kinds_by_partition(f)
     withheld: set[TP] = set()
     for _, fr in f.iterrows():
-        tps = tp_pairs(fr["partitions"])
-        if pd.notna(fr["topic"]) and pd.notna(fr["partition"]):
-            tps.append((str(fr["topic"]), int(fr["partition"])))
-        for tp in tps:
-            kinds_of.setdefault(tp, set()).add(str(fr["kind"]))
         withheld.update(tp_pairs(evidence(fr["evidence"]).get("expected_withheld")))
     rows = []
     for tp in sorted(cells):
@@ -348,6 +363,108 @@ def ownership_matrix(
     return Matrix(group, generation, gens, mm, rows)
 
 
+def _every_partition(
+    cells: dict[TP, dict[str, Cell]], offsets: pd.DataFrame, group: str, topics: set[str]
+) -> None:
+    """Partitions nobody claimed or was assigned still exist: take the count the group
+    committed."""
+    if offsets.empty:
+        return
+    for _, o in offsets[(offsets["group"] == group) & offsets["topic"].isin(topics)].iterrows():
+        if pd.notna(o["max_partition"]):
+            for p in range(int(o["max_partition"]) + 1):
+                cells.setdefault((str(o["topic"]), p), {})
+
+
+def _kinds_by_partition(findings: pd.DataFrame) -> dict[TP, set[str]]:
+    kinds_of: dict[TP, set[str]] = {}
+    for _, fr in findings.iterrows():
+        tps = tp_pairs(fr["partitions"])
+        if pd.notna(fr["topic"]) and pd.notna(fr["partition"]):
+            tps.append((str(fr["topic"]), int(fr["partition"])))
+        for tp in tps:
+            kinds_of.setdefault(tp, set()).add(str(fr["kind"]))
+    return kinds_of
+
+
+def findings_at(
+    findings: pd.DataFrame, snapshots: pd.DataFrame, group: str, generation: int | None
+) -> pd.DataFrame:
+    """The group's findings of one generation; a modern group's of one group epoch."""
+    mine = findings[findings["group"] == group]
+    if not modern.is_modern(modern.group_type(snapshots, group)):
+        return mine[mine["generation"] == generation]
+    at = modern.finding_epochs(mine, snapshots, group)
+    return mine[[e is not None and e == generation for e in at]]
+
+
+def modern_matrix(
+    snapshots: pd.DataFrame,
+    members: pd.DataFrame,
+    findings: pd.DataFrame,
+    offsets: pd.DataFrame,
+    group: str,
+    epoch: int | None,
+) -> Matrix:
+    """A modern group's members at one group epoch (default: the newest) and, per partition
+    (a streams group: per task), who has it assigned, pending revocation or as its target.
+
+    A partition held (assigned or pending revocation) by two members is an overlap -- except
+    in a share group, whose members share partitions by design.
+    """
+    at = modern.epochs(snapshots, group, epoch)
+    mm: list[MatrixMember] = []
+    cells: dict[TP, dict[str, Cell]] = {}
+    topics: set[str] = set()
+    for _, r in modern.members_at(members, group, at).iterrows():
+        member = str(r["member_id"])
+        mm.append(
+            MatrixMember(
+                member,
+                r["client_id"],
+                -1,
+                False,
+                member_epoch=r["member_epoch"],
+                state=r["member_state"] or None,
+            )
+        )
+        for attr, tps in (
+            ("assigned", r["assignment"]),
+            ("pending", r["pending_revocation"]),
+            ("target", r["target"] or []),
+        ):
+            for tp in tps:
+                setattr(cells.setdefault(tp, {}).setdefault(member, Cell()), attr, True)
+                topics.add(tp[0])
+    _every_partition(cells, offsets, group, topics)
+    kinds_of = _kinds_by_partition(findings_at(findings, snapshots, group, at.group_epoch))
+    exclusive = at.group_type != modern.SHARE
+    rows = []
+    for tp in sorted(cells):
+        per = cells[tp]
+        held = [k for k, c in per.items() if c.assigned or c.pending]
+        rows.append(
+            MatrixRow(
+                topic=tp[0],
+                partition=tp[1],
+                cells=per,
+                overlap=exclusive and len(held) > 1,
+                unassigned=not held,
+                kinds=kinds_of.get(tp, set()),
+            )
+        )
+    return Matrix(
+        group,
+        at.group_epoch,
+        list(at.epochs),
+        mm,
+        rows,
+        group_type=at.group_type,
+        assignment_epoch=at.assignment_epoch,
+        deleted=at.deleted,
+    )
+
+
 def expected_diff(findings: pd.DataFrame, group: str, generation: int | None) -> pd.DataFrame:
     """Per member, the partitions that differ from the re-run assignor (sticky_divergence)."""
     cols = ["member", "actual_only", "expected_only"]
@@ -367,10 +484,6 @@ def expected_diff(findings: pd.DataFrame, group: str, generation: int | None) ->
                 }
             )
     return pd.DataFrame(rows, columns=cols)
-
-
-def fmt_tps(tps: Iterable[TP]) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
 
 
 def partition_history(ownership: pd.DataFrame, filters: Filters) -> pd.DataFrame:
