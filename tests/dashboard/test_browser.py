@@ -5,37 +5,22 @@ The ``real_job`` fixture (tests/dashboard/realjob.py) reads KAFKA-7026 replayed 
 mirror topic on the test broker; the dashboard serves its Delta root. To check another run's
 tables instead, set GROUPWATCH_BROWSER_DELTA_ROOT (and GROUPWATCH_BROWSER_GROUP,
 GROUPWATCH_BROWSER_TOPIC and GROUPWATCH_BROWSER_PARTITION to a group there with an overlap).
-Screenshots go to test-artifacts/dashboard-*.png.
+Screenshots go to test-artifacts/dashboard-*.png (tests/dashboard/test_browser_modern.py shows
+modern groups from tables it writes itself).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.dashboard import realjob
-from tests.dashboard.tools import free_port, need
+from tests.dashboard.browsing import ARTIFACTS, chromium_page, served
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.spark]
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 GROUP = os.environ.get("GROUPWATCH_BROWSER_GROUP", realjob.GROUP)
 TOPIC = os.environ.get("GROUPWATCH_BROWSER_TOPIC", realjob.OVERLAP[0])
 PARTITION = int(os.environ.get("GROUPWATCH_BROWSER_PARTITION", realjob.OVERLAP[1]))
@@ -66,64 +51,14 @@ def delta_root(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def dashboard(delta_root: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    log = tmp_path_factory.mktemp("dash") / "dashboard.log"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "groupwatch.cli",
-            "dashboard",
-            "--delta-root",
-            delta_root,
-            "--port",
-            str(port),
-            "--refresh",
-            "5",
-        ],
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            if proc.poll() is not None:
-                pytest.fail(f"dashboard exited:\n{log.read_text()[-3000:]}")
-            try:
-                urllib.request.urlopen(url + "/", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail(f"dashboard not up:\n{log.read_text()[-3000:]}")
+    with served(delta_root, tmp_path_factory.mktemp("dash") / "dashboard.log") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
 def page(dashboard: str) -> Iterator[Any]:
-    chromium = need("chromium", "chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("playwright is not installed (pip: .[dev])")
-        pytest.skip("playwright is not installed")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        pg = browser.new_page(viewport={"width": 1300, "height": 1000})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
+    with chromium_page() as pg:
         yield pg
-        browser.close()
-        assert not errors, errors
 
 
 def test_fleet_lists_the_scenario_group_as_critical(page: Any, dashboard: str) -> None:

@@ -173,11 +173,10 @@ def matrix_member_label(member: Any) -> list[Component | str]:
 
 
 def matrix_legend(group_type: str) -> html.Div:
-    spans = [
-        html.Span("green: assigned"),
-        html.Span("orange: pending revocation (still held)"),
-        html.Span("blue frame: in the member's target"),
-    ]
+    spans = [html.Span("green: assigned")]
+    if group_type != modern.SHARE:  # share groups revoke nothing: their members share
+        spans.append(html.Span("orange: pending revocation (still held)"))
+    spans.append(html.Span("blue frame: in the member's target"))
     if group_type == modern.SHARE:
         spans.append(
             html.Span("shared partitions are expected: exclusive ownership does not apply")
