@@ -22,7 +22,7 @@ PREFIX = "kip848-"
 #: max.poll.interval.ms (= the rebalance timeout under the consumer protocol) of the fenced
 #: group's members, and how long one of them stops polling.
 FENCE_MAX_POLL_MS = 5_000
-FENCE_STALL_MS = 15_000
+FENCE_STALL_MS = 20_000
 #: how long the static member stays away (MemberEpoch -2) before its restart
 STATIC_AWAY_S = 3.0
 
