@@ -51,6 +51,9 @@ class SourceConfig:
     check_timeout_seconds: int = 30
     #: While Spark waits for Kafka's offsets (a broker lost), one warning per this many seconds.
     wait_log_seconds: int = 30
+    #: How often the job asks the brokers' Admin API for topic id -> name (KIP-848 and share
+    #: groups' records name topics by id only); 0 = never ask.
+    topic_names_refresh_seconds: int = 300
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ for as long as a broker is away, and ``groupwatch.job.source_wait`` says it once
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from groupwatch.broker import BrokerError
 from groupwatch.config import Config
@@ -36,7 +37,7 @@ def quiet_kafka_client(spark: SparkSession, *, verbose: bool) -> None:
     jvm.org.apache.logging.log4j.core.config.Configurator.setLevel("org.apache.kafka", level)
 
 
-def _cause(exc: Exception) -> str:
+def java_cause(exc: Exception) -> str:
     """The innermost Java message of a Py4J error, one line."""
     java = getattr(exc, "java_exception", None)
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -44,6 +45,23 @@ def _cause(exc: Exception) -> str:
         text = f"{java.getClass().getSimpleName()}: {java.getMessage()}"
         java = java.getCause()
     return text
+
+
+def admin_properties(
+    spark: SparkSession, options: Mapping[str, str], client_id: str, timeout_seconds: int
+) -> Any:
+    """``java.util.Properties`` for Kafka's Admin client in the driver's JVM: every ``kafka.*``
+    option the source gets (servers, security, SASL, SSL), with ``client_id`` and timeouts."""
+    jvm = spark.sparkContext._jvm
+    props = jvm.java.util.Properties()
+    for key, value in options.items():
+        if key.startswith("kafka."):
+            props.setProperty(key.removeprefix("kafka."), value)
+    millis = str(timeout_seconds * 1000)
+    props.setProperty("client.id", client_id)
+    props.setProperty("request.timeout.ms", millis)
+    props.setProperty("default.api.timeout.ms", millis)
+    return props
 
 
 def check_source(spark: SparkSession, config: Config) -> None:
@@ -58,14 +76,7 @@ def check_source(spark: SparkSession, config: Config) -> None:
         raise SourceUnreachable(str(exc)) from None
     bootstrap = options["kafka.bootstrap.servers"]
     jvm = spark.sparkContext._jvm
-    props = jvm.java.util.Properties()
-    for key, value in options.items():
-        if key.startswith("kafka."):
-            props.setProperty(key.removeprefix("kafka."), value)
-    millis = str(timeout * 1000)
-    props.setProperty("client.id", "groupwatch-check")
-    props.setProperty("request.timeout.ms", millis)
-    props.setProperty("default.api.timeout.ms", millis)
+    props = admin_properties(spark, options, "groupwatch-check", timeout)
     admin_pkg = jvm.org.apache.kafka.clients.admin
     log.info("checking that %s answers and has %s", bootstrap, config.source.topic)
     admin = None
@@ -77,7 +88,7 @@ def check_source(spark: SparkSession, config: Config) -> None:
     except Exception as exc:  # noqa: BLE001 - Py4J raises one type for every Java failure
         raise SourceUnreachable(
             f"source.bootstrap_servers: no answer from {bootstrap} within {timeout} s "
-            f"({_cause(exc)}); source.check_timeout_seconds sets the wait"
+            f"({java_cause(exc)}); source.check_timeout_seconds sets the wait"
         ) from None
     finally:
         if admin is not None:
