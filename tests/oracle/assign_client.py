@@ -21,6 +21,7 @@ ORACLE_CLASS = "groupwatch.oracle.AssignOracle"
 
 
 def _s(value: str | None) -> str:
+    """One string token: ``n`` for null, else ``s`` and the percent-encoded text."""
     return "n" if value is None else "s" + quote(value, safe="")
 
 
@@ -33,6 +34,9 @@ def encode_case(
     warmup: int = 0,
     quiet: bool = False,
 ) -> str:
+    """One case as the harness's line of tokens; ``warmup`` runs Kafka that many times first,
+    ``quiet`` leaves the assignment out of the answer.
+    """
     out: list[str] = [
         _s(protocol),
         str(warmup),
@@ -67,6 +71,7 @@ class JavaOracle:
     """A running ``AssignOracle`` JVM; ``run(...)`` returns its decoded JSON answer."""
 
     def __init__(self, java: str, classpath: str, *, heap: str = "4g") -> None:
+        """Start the JVM (``java`` binary, ``classpath`` with the Kafka jars and the harness)."""
         self._proc = subprocess.Popen(
             [java, f"-Xmx{heap}", "-Xss8m", "-cp", classpath, ORACLE_CLASS],
             stdin=subprocess.PIPE,
@@ -77,6 +82,7 @@ class JavaOracle:
         )
 
     def run_encoded(self, line: str) -> dict[str, Any]:
+        """Send one encoded case (see :func:`encode_case`) and return the decoded answer."""
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(line + "\n")
         self._proc.stdin.flush()
@@ -94,10 +100,12 @@ class JavaOracle:
         partition_racks: PartitionRacks | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
+        """Run one case given as the assignor's own input; ``kwargs`` go to :func:`encode_case`."""
         line = encode_case(protocol, partitions_per_topic, members, partition_racks, **kwargs)
         return self.run_encoded(line)
 
     def close(self) -> None:
+        """Close the JVM's input and wait for it to exit (killing it after 30 s)."""
         if self._proc.stdin is not None:
             self._proc.stdin.close()
         try:
@@ -107,7 +115,9 @@ class JavaOracle:
             self._proc.wait()
 
     def __enter__(self) -> JavaOracle:
+        """The running oracle."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Stop the JVM."""
         self.close()
