@@ -11,6 +11,7 @@ classic library (``tests/scenarios/test_scenarios.py``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +19,7 @@ import pytest
 
 from groupwatch.detect import Analyzer, DetectorConfig, analyze_lines
 from tests.scenarios.modern_records import build, groups, load_all
-from tests.scenarios.test_scenarios import check
+from tests.scenarios.test_scenarios import check, matches
 
 pytestmark = pytest.mark.oracle  # the records come from Kafka's serialisers (one JVM run)
 
@@ -83,6 +84,49 @@ def test_modern_scenario(name: str, raw: dict[str, list[dict[str, Any]]]) -> Non
     found = findings_of(doc, raw[name])
     check(doc, found)
     assert {f["group"] for f in found} <= groups(doc), "a finding outside the scenario's groups"
+
+
+EXPECTING = sorted(name for name, doc in DOCS.items() if doc["expect"])
+TIME_KINDS = {"revocation_overdue", *THRESHOLDS_MS}
+
+
+@pytest.mark.parametrize("name", EXPECTING)
+def test_nothing_is_raised_before_the_clock(
+    name: str, raw: dict[str, list[dict[str, Any]]]
+) -> None:
+    """Without its final clock record, a scenario's violations are still awaiting
+    confirmation when the input ends (each began less than ``modern_confirm_ms`` before the
+    last write), so none of what it expects is raised yet."""
+    doc = DOCS[name]
+    found = findings_of(doc, raw[name][:-1])
+    early = [p for p in doc["expect"] if any(matches(f, p) for f in found)]
+    assert not early, f"raised before the confirmation window was over: {early}"
+
+
+@pytest.fixture(scope="module")
+def clock_before_time_limits() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """The scenarios that expect a time-based kind, with their clock moved to just past the
+    confirmation window after their last write: well before the kind's own time limit."""
+    docs = {}
+    for name, doc in DOCS.items():
+        if TIME_KINDS & {p["kind"] for p in doc["expect"]}:
+            early = copy.deepcopy(doc)
+            latest = max(float(w["at"]) for w in early["writes"][:-1])
+            early["writes"][-1]["at"] = latest + MODERN_CONFIRM_MS / 1000 + 1
+            docs[name] = early
+    raw = build(docs)
+    return {name: (docs[name], raw[name]) for name in docs}
+
+
+def test_time_based_kinds_wait_for_their_own_limit(
+    clock_before_time_limits: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]],
+) -> None:
+    assert len(clock_before_time_limits) >= 4
+    for name, (doc, lines) in sorted(clock_before_time_limits.items()):
+        found = findings_of(doc, lines)
+        for pattern in doc["expect"]:
+            if pattern["kind"] in TIME_KINDS:
+                assert not any(matches(f, pattern) for f in found), (name, pattern)
 
 
 def test_analyze_lines_closes_the_input_the_same_way(
