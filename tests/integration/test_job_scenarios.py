@@ -168,3 +168,92 @@ def scenario_groups(doc: dict[str, Any]) -> set[str]:
         if "commit" in rec:
             out.add(rec["commit"]["group"])
     return out
+
+
+# --- the modern-group library (KIP-848 consumer, streams and share groups) ------------------
+
+MODERN_MIRROR = "modern-scenario-mirror"
+
+
+def modern_runs(
+    docs: dict[str, dict[str, Any]],
+) -> list[tuple[dict[str, Any], dict[str, dict[str, Any]]]]:
+    """The modern scenarios by the detector settings they need (``config``): one job run each,
+    since the settings are the job's, not a group's."""
+    by_settings: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, doc in sorted(docs.items()):
+        key = json.dumps(doc.get("config") or {}, sort_keys=True)
+        by_settings.setdefault(key, {})[name] = doc
+    return [(json.loads(key), group) for key, group in sorted(by_settings.items())]
+
+
+@pytest.fixture(scope="module")
+def modern_mirrors(
+    broker: str,
+) -> list[tuple[str, dict[str, Any], dict[str, dict[str, Any]], list[dict[str, Any]]]]:
+    """Per job run: the mirror topic, the settings, the scenarios, and their records as
+    produced (Kafka's bytes; each scenario on its own partition with its own timestamps)."""
+    from tests.scenarios.modern_records import build
+    from tests.scenarios.modern_records import load_all as load_modern
+
+    docs = load_modern()
+    raw = build(docs)
+    out = []
+    for i, (settings, run_docs) in enumerate(modern_runs(docs)):
+        topic = f"{MODERN_MIRROR}-{i}"
+        records = [rec for name in run_docs for rec in raw[name]]
+        create_topic(broker, topic, OFFSETS_PARTITIONS)
+        replay(broker, topic, records)
+        out.append((topic, settings, run_docs, records))
+    return out
+
+
+def test_modern_scenarios_through_the_job(
+    spark, modern_mirrors, broker: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The modern library read by the job in several batches: the findings table meets every
+    scenario's expectations (those of ``tests/scenarios/test_modern_scenarios.py``), holds
+    exactly what analyze raises over the same records (closed by ``finish()``), and every
+    record decodes."""
+    from groupwatch.detect import Analyzer, DetectorConfig
+    from tests.scenarios.modern_records import groups
+
+    assert len(modern_mirrors) >= 2, "the broker_version scenario needs a run of its own"
+    for i, (topic, settings, docs, records) in enumerate(modern_mirrors):
+        counts = {t: n for doc in docs.values() for t, n in (doc.get("partitions") or {}).items()}
+        cfg = mirror_config(
+            broker,
+            tmp_path / f"run-{i}",
+            counts,
+            f"source.topic={topic}",
+            # two batches for the ~600 records: the first limited, the last (a few hundred
+            # records, well under the limit minus the partitions it advances) a quiescent point
+            "source.max_offsets_per_trigger=400",
+            "validation.every_n_batches=1",
+            *(f"detect.{key}={value}" for key, value in settings.items()),
+        )
+        run_once(spark, cfg)
+        rows = [r.asDict(recursive=True) for r in table(spark, cfg, "findings").collect()]
+        for row in rows:
+            row["evidence"] = json.loads(row["evidence"])
+        for name, doc in docs.items():
+            found = [f for f in rows if f["group"] in groups(doc)]
+            check(doc, found)
+            assert found or not doc["expect"], name
+
+        # The same records through analyze, as the mirror holds them.
+        mirrored = [dict(r) for r in sorted(records, key=lambda r: r["partition"])]
+        offsets: dict[int, int] = {}
+        for rec in mirrored:
+            rec["topic"], rec["offset"] = topic, offsets.get(rec["partition"], 0)
+            offsets[rec["partition"]] = rec["offset"] + 1
+        analyzer = Analyzer(DetectorConfig(partitions_per_topic=counts, **settings))
+        expected = {f.finding_id: f for line in mirrored for f in analyzer.feed(line)}
+        expected.update((f.finding_id, f) for f in analyzer.finish())
+        got = {r["finding_id"]: (r["kind"], r["group"]) for r in rows}
+        missing = sorted((f.kind, f.group) for key, f in expected.items() if key not in got)
+        extra = sorted(v for key, v in got.items() if key not in expected)
+        assert not missing and not extra, f"only analyze: {missing}; only the job: {extra}"
+
+        quarantine = table(spark, cfg, "quarantine").collect()
+        assert not [q.group for q in quarantine if q.stage == "decode"]
