@@ -107,10 +107,24 @@ def member_row(
     names: Mapping[str, str],
     source: Mapping[str, Any],
 ) -> Row | None:
-    """The ``member_assignments`` row of a current-assignment record (``None``: a tombstone)."""
+    """The ``member_assignments`` row of a current-assignment record.
+
+    A tombstone (the member left, or was fenced) gives a row without a member epoch or state:
+    readers of the table see the member end there instead of lingering until the group goes.
+    """
     member = state.members.get(member_id)
     if member is None or member.current is None:
-        return None
+        return {
+            "group": group,
+            "group_type": state.group_type.value,
+            "generation": state.group_epoch,
+            "member_id": member_id,
+            "member_epoch": None,
+            "member_state": None,
+            "assignment": [],
+            "pending_revocation": [],
+            **source,
+        }
     current, meta = member.current, member.meta
     return {
         "group": group,

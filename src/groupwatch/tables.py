@@ -79,7 +79,8 @@ GROUP_SNAPSHOTS = Table(
 MEMBER_ASSIGNMENTS = Table(
     "member_assignments",
     "One row per member per classic snapshot (what it subscribed to, claimed and was assigned), "
-    "and per current-assignment record of a KIP-848 or streams group member.",
+    "and per current-assignment record of a KIP-848, streams or share group member (a tombstone "
+    "of that record, the member leaving, is a row without member epoch and state).",
     (
         Column("group", "string", "consumer group id"),
         Column("generation", "int", "generation of the snapshot; group epoch (KIP-848)"),

@@ -267,7 +267,11 @@ def test_batching_does_not_change_the_rows() -> None:
 def test_a_member_that_leaves_and_a_deleted_group_close_their_intervals() -> None:
     log = healthy(Log().commit("orders", ORDERS, 0)).gone("B", 9).epoch(3, 9)
     result = run(log)
-    assert not [r for r in result.rows["member_assignments"] if r["source_offset"] >= 15]
+    # B's tombstone is B's last row: no epoch, no state, nothing held
+    after = [r for r in result.rows["member_assignments"] if r["source_offset"] >= 15]
+    assert [
+        (r["member_id"], r["member_epoch"], r["member_state"], r["assignment"]) for r in after
+    ] == [("B", None, None, [])]
     left = [o for o in ownership(result) if o[0] == "B"]
     # B was last seen at epoch 2: from epoch 3 on it holds nothing
     assert left == [("B", "orders", 2, 2, 3), ("B", "orders", 3, 2, 3)]

@@ -58,7 +58,7 @@ class MemberStates:
 
 #: Consumer groups: STABLE 0, UNREVOKED_PARTITIONS 1, UNRELEASED_PARTITIONS 2 (UNKNOWN 127).
 CONSUMER_STATES = MemberStates(stable=0, unrevoked=1, unreleased=2)
-#: Streams groups: STABLE 1, UNREVOKED_TASKS 2, UNRELEASED_TASKS 3 (UNKNOWN 0).
+#: Streams groups: STABLE 1, UNREVOKED_TASKS 2, UNRELEASED_TASKS 3 (UNKNOWN 127).
 STREAMS_STATES = MemberStates(stable=1, unrevoked=2, unreleased=3)
 
 
