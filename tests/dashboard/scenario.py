@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pyarrow as pa
 from deltalake import write_deltalake
 
-from groupwatch.dashboard.arrow import schema
+from groupwatch.deltaread import schema
 
 GROUP = "orders-etl"
 OVERLAP = ("orders", 0)

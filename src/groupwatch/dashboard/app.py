@@ -22,7 +22,7 @@ from groupwatch.dashboard import modern, views
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import WINDOWS, Filters, parse
 from groupwatch.dashboard.frames import evidence
-from groupwatch.dashboard.store import DeltaStore
+from groupwatch.deltaread import DeltaStore
 from groupwatch.notify.kinds import SEVERITIES, explanation_of
 
 log = logging.getLogger(__name__)

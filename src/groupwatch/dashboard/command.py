@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from waitress import serve  # type: ignore[import-untyped]
 
     from groupwatch.dashboard.app import create_app
-    from groupwatch.dashboard.store import DeltaStore
+    from groupwatch.deltaread import DeltaStore
 
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from groupwatch.dashboard.store import DeltaStore
+    from groupwatch.deltaread import DeltaStore
     from groupwatch.notify import Notifier, NotifyConfigError, load_config
 
     config_cli.configure_logging(args.verbose)

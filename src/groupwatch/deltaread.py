@@ -1,9 +1,14 @@
 """Reads the Delta tables with delta-rs into pandas, once per table version.
 
+The dashboard and the notifier both read the tables the job writes; this module sits below
+both (it imports neither), so the dashboard may use the notifier and never the other way round.
+
 Table names come only from ``groupwatch.tables.TABLES``; nothing a user types reaches a path.
 A table that does not exist yet reads as an empty frame with the declared columns, so every
 page renders on a fresh install (before the job has written anything); a column declared after
-a table was written reads as null.
+a table was written reads as null.  The Arrow types come from the same catalogue's Spark DDL,
+so delta-rs readers and writers agree with the tables Spark writes (timestamps are microseconds
+in UTC, as Delta stores them).
 """
 
 from __future__ import annotations
@@ -20,10 +25,57 @@ from deltalake.exceptions import DeltaError
 
 from groupwatch import locations
 from groupwatch.config import ConfigError
-from groupwatch.dashboard.arrow import schema
 from groupwatch.tables import TABLES
 
 log = logging.getLogger(__name__)
+
+_SCALARS: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "int": pa.int32(),
+    "bigint": pa.int64(),
+    "boolean": pa.bool_(),
+    "double": pa.float64(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "date": pa.date32(),
+    "binary": pa.binary(),
+}
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas that are not inside ``<...>``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def arrow_type(ddl: str) -> pa.DataType:
+    """The Arrow type of one Spark DDL type, e.g. ``array<struct<topic: string>>``."""
+    ddl = ddl.strip()
+    lowered = ddl.lower()
+    if lowered in _SCALARS:
+        return _SCALARS[lowered]
+    if lowered.startswith("array<") and ddl.endswith(">"):
+        return pa.list_(arrow_type(ddl[6:-1]))
+    if lowered.startswith("struct<") and ddl.endswith(">"):
+        fields = []
+        for part in _split_top(ddl[7:-1]):
+            name, _, inner = part.partition(":")
+            fields.append(pa.field(name.strip().strip("`"), arrow_type(inner)))
+        return pa.struct(fields)
+    raise ValueError(f"unsupported Spark DDL type {ddl!r}")
+
+
+def schema(table: str) -> pa.Schema:
+    """The Arrow schema of one table declared in ``groupwatch.tables``."""
+    return pa.schema([pa.field(c.name, arrow_type(c.ddl)) for c in TABLES[table].columns])
 
 
 @dataclass
