@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from groupwatch.notify import Notifier, NotifierConfig, load_config
-from groupwatch.notify.engine import payload
-from groupwatch.notify.rules import NotifyConfigError, Rule, Webhook, parse
+from groupwatch.notify.notifier import payload
+from groupwatch.notify.routing import NotifyConfigError, Rule, Webhook, parse
 from tests.dashboard.receivers import receiver
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ Pure Python, no Spark import: the streaming job calls ``Notifier(config).process
 snapshot_rows)`` once per micro-batch; ``groupwatch notify --once`` runs it over the tables.
 """
 
-from groupwatch.notify.engine import Alert, Notifier
-from groupwatch.notify.rules import NotifierConfig, NotifyConfigError, load_config
+from groupwatch.notify.notifier import Alert, Notifier
+from groupwatch.notify.routing import NotifierConfig, NotifyConfigError, load_config
 
 __all__ = ["Alert", "Notifier", "NotifierConfig", "NotifyConfigError", "load_config"]

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from groupwatch.notify.rules import Webhook
+from groupwatch.notify.routing import Webhook
 
 log = logging.getLogger(__name__)
 _STOP = object()

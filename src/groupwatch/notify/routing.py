@@ -1,4 +1,9 @@
-"""The notifier's configuration (``conf/alerts.toml``): rules, webhooks, where links point."""
+"""Alert routing, the notifier's configuration (``conf/alerts.toml``): which findings become
+alerts (rules), where alerts are delivered (webhooks) and where their links point.
+
+Not the detection rules (``groupwatch.detect.rules``): those raise findings; these only choose
+which findings to tell people about.
+"""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 
 from groupwatch.notify.delivery import WebhookSender
 from groupwatch.notify.kinds import explanation_of, rank
-from groupwatch.notify.rules import NotifierConfig
+from groupwatch.notify.routing import NotifierConfig
 
 log = logging.getLogger("groupwatch.alerts")
 _MAX_SEEN = 200_000
