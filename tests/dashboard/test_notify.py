@@ -18,17 +18,38 @@ from tests.dashboard.receivers import receiver
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def finding(fid: str, kind: str = "assignment_overlap", severity: str = "critical",
-            group: str = "orders-etl", generation: int = 3, **kw: Any) -> dict[str, Any]:
-    return {"finding_id": fid, "kind": kind, "severity": severity, "group": group,
-            "generation": generation, "topic": "orders", "partition": 0, "member": None,
-            "detail": f"{kind} in {group}", **kw}
+def finding(
+    fid: str,
+    kind: str = "assignment_overlap",
+    severity: str = "critical",
+    group: str = "orders-etl",
+    generation: int = 3,
+    **kw: Any,
+) -> dict[str, Any]:
+    return {
+        "finding_id": fid,
+        "kind": kind,
+        "severity": severity,
+        "group": group,
+        "generation": generation,
+        "topic": "orders",
+        "partition": 0,
+        "member": None,
+        "detail": f"{kind} in {group}",
+        **kw,
+    }
 
 
-def snap(group: str, generation: int | None, offset: int, tombstone: bool = False
-         ) -> dict[str, Any]:
-    return {"group": group, "generation": generation, "tombstone": tombstone,
-            "source_offset": offset, "source_timestamp": f"2026-01-01T00:00:{offset:02d}"}
+def snap(
+    group: str, generation: int | None, offset: int, tombstone: bool = False
+) -> dict[str, Any]:
+    return {
+        "group": group,
+        "generation": generation,
+        "tombstone": tombstone,
+        "source_offset": offset,
+        "source_timestamp": f"2026-01-01T00:00:{offset:02d}",
+    }
 
 
 def cfg(*hooks: Webhook, **kw: Any) -> NotifierConfig:
@@ -73,22 +94,26 @@ def test_resolved_by_a_later_healthy_generation_only() -> None:
     n = Notifier(cfg())
     n.process([finding("f1", generation=3)], [snap("orders-etl", 3, 1)])
     # generation 4 still has a matching finding: the alert of generation 3 stays open
-    assert n.process([finding("f2", generation=4)], [snap("orders-etl", 4, 2)])[0].status \
-        == "firing"
+    assert (
+        n.process([finding("f2", generation=4)], [snap("orders-etl", 4, 2)])[0].status == "firing"
+    )
     assert len(n.active()) == 2
     # another group's healthy generation resolves nothing here
     assert n.process([], [snap("payments", 9, 3)]) == []
     events = n.process([], [snap("orders-etl", 5, 4)])
     assert sorted((e.finding_id, e.status) for e in events) == [
-        ("f1", "resolved"), ("f2", "resolved")]
+        ("f1", "resolved"),
+        ("f2", "resolved"),
+    ]
     assert n.active() == []
 
 
 def test_tombstone_resolves() -> None:
     n = Notifier(cfg())
     n.process([finding("f1")])
-    assert [e.status for e in n.process([], [snap("orders-etl", None, 5, tombstone=True)])] \
-        == ["resolved"]
+    assert [e.status for e in n.process([], [snap("orders-etl", None, 5, tombstone=True)])] == [
+        "resolved"
+    ]
 
 
 def test_state_file_survives_restarts(tmp_path: Path) -> None:
@@ -128,9 +153,12 @@ def test_delivers_firing_then_resolved_to_a_receiver() -> None:
 
 def test_a_hanging_receiver_never_blocks_the_caller() -> None:
     with receiver("hang") as hang, receiver("ok") as ok:
-        n = Notifier(cfg(Webhook(hang.url, timeout_seconds=0.5, retries=1,
-                                 backoff_seconds=0.1),
-                         Webhook(ok.url, timeout_seconds=2, retries=0)))
+        n = Notifier(
+            cfg(
+                Webhook(hang.url, timeout_seconds=0.5, retries=1, backoff_seconds=0.1),
+                Webhook(ok.url, timeout_seconds=2, retries=0),
+            )
+        )
         start = time.monotonic()
         for i in range(20):
             n.process([finding(f"f{i}", generation=i)])
@@ -181,14 +209,15 @@ def test_notify_once_over_tables(tmp_path: Path, capsys: pytest.CaptureFixture[s
             f'[notifier]\nstate_file = "{tmp_path / "state.json"}"\n'
             '[[rule]]\nname = "critical-finding"\nseverities = ["critical"]\n'
             '[[rule]]\nname = "warnings"\nseverities = ["warning"]\n'
-            f'[[webhook]]\nurl = "{r.url}"\ntimeout_seconds = 2\n')
-        args = ["notify", "--once", "--delta-root", str(tmp_path / "delta"), "--rules",
-                str(rules)]
+            f'[[webhook]]\nurl = "{r.url}"\ntimeout_seconds = 2\n'
+        )
+        args = ["notify", "--once", "--delta-root", str(tmp_path / "delta"), "--rules", str(rules)]
         assert main(args) == 0
         body = r.wait(1)[0]
         assert main(args) == 0  # nothing new the second time
-    fired = {(a["labels"]["consumer_group"], a["labels"]["kind"], a["status"])
-             for a in body["alerts"]}
+    fired = {
+        (a["labels"]["consumer_group"], a["labels"]["kind"], a["status"]) for a in body["alerts"]
+    }
     assert ("orders-etl", "assignment_overlap", "firing") in fired
     # billing's generation-4 warning was cleared by generation 5 in the same evaluation
     assert ("billing", "imbalanced_assignment", "resolved") in fired

@@ -18,13 +18,22 @@ THREADS = 8
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     config_cli.add_arguments(parser)
     parser.add_argument("--delta-root", help="read the tables here instead of delta.root")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
+    )
     parser.add_argument("--port", type=int, default=8050, help="port (default 8050)")
-    parser.add_argument("--refresh", type=int, default=10, metavar="SECONDS",
-                        help="auto-refresh interval of the pages (default 10)")
-    parser.add_argument("--metrics-url", help="the job's Prometheus endpoint, shown on the "
-                        "Data health page, e.g. http://127.0.0.1:9464/metrics")
+    parser.add_argument(
+        "--refresh",
+        type=int,
+        default=10,
+        metavar="SECONDS",
+        help="auto-refresh interval of the pages (default 10)",
+    )
+    parser.add_argument(
+        "--metrics-url",
+        help="the job's Prometheus endpoint, shown on the "
+        "Data health page, e.g. http://127.0.0.1:9464/metrics",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,10 +47,12 @@ def run(args: argparse.Namespace) -> int:
     root = args.delta_root or cfg.delta.root
     app = create_app(DeltaStore(root), refresh_seconds=args.refresh, metrics_url=args.metrics_url)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
-        logging.warning("binding %s: the dashboard has no login; anyone who can reach this "
-                        "address can read the group metadata", args.host)
-    print(f"groupwatch dashboard on http://{args.host}:{args.port}/ (tables: {root})",
-          flush=True)
+        logging.warning(
+            "binding %s: the dashboard has no login; anyone who can reach this "
+            "address can read the group metadata",
+            args.host,
+        )
+    print(f"groupwatch dashboard on http://{args.host}:{args.port}/ (tables: {root})", flush=True)
     try:
         serve(app.server, host=args.host, port=args.port, threads=THREADS)
     except KeyboardInterrupt:

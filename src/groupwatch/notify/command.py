@@ -13,10 +13,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     config_cli.add_arguments(parser)
     parser.add_argument("--delta-root", help="read the tables here instead of delta.root")
     parser.add_argument("--rules", help="alert configuration (default: alerts.rules)")
-    parser.add_argument("--once", action="store_true",
-                        help="evaluate once, deliver, and exit (for cron and tests)")
-    parser.add_argument("--interval", type=float, default=30.0,
-                        help="seconds between evaluations when not --once (default 30)")
+    parser.add_argument(
+        "--once", action="store_true", help="evaluate once, deliver, and exit (for cron and tests)"
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=30.0,
+        help="seconds between evaluations when not --once (default 30)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,8 +45,11 @@ def run(args: argparse.Namespace) -> int:
             snapshots = store.read("group_snapshots").to_dict("records")
             events = notifier.process(findings, snapshots)
             firing = sum(1 for e in events if e.status == "firing")
-            print(f"notify: {firing} new alert(s), {len(events) - firing} resolved, "
-                  f"{len(notifier.active())} open", flush=True)
+            print(
+                f"notify: {firing} new alert(s), {len(events) - firing} resolved, "
+                f"{len(notifier.active())} open",
+                flush=True,
+            )
             if args.once:
                 break
             time.sleep(args.interval)

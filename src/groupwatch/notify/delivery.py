@@ -31,8 +31,7 @@ class WebhookSender:
         self.failed = 0
         self.dropped = 0
         self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, queue_size))
-        self._thread = threading.Thread(target=self._work, name=f"notify {hook.url}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._work, name=f"notify {hook.url}", daemon=True)
         self._thread.start()
 
     def submit(self, payload: dict[str, Any]) -> None:
@@ -44,8 +43,9 @@ class WebhookSender:
                 try:
                     self._queue.get_nowait()
                     self.dropped += 1
-                    log.warning("webhook %s is behind: dropped the oldest alert payload",
-                                self.hook.url)
+                    log.warning(
+                        "webhook %s is behind: dropped the oldest alert payload", self.hook.url
+                    )
                 except queue.Empty:
                     pass
 
@@ -69,9 +69,12 @@ class WebhookSender:
     def _deliver(self, payload: dict[str, Any]) -> None:
         body = json.dumps(payload).encode("utf-8")
         for attempt in range(self.hook.retries + 1):
-            req = urllib.request.Request(self.hook.url, data=body, method="POST",
-                                         headers={"Content-Type": "application/json",
-                                                  "User-Agent": "groupwatch-notifier"})
+            req = urllib.request.Request(
+                self.hook.url,
+                data=body,
+                method="POST",
+                headers={"Content-Type": "application/json", "User-Agent": "groupwatch-notifier"},
+            )
             try:
                 with urllib.request.urlopen(req, timeout=self.hook.timeout_seconds) as resp:
                     resp.read(65536)
@@ -83,8 +86,13 @@ class WebhookSender:
                     break  # the receiver rejects this payload: retrying will not help
             except (OSError, ValueError) as exc:
                 reason = f"{type(exc).__name__}: {exc}"
-            log.warning("webhook %s attempt %d/%d failed: %s", self.hook.url, attempt + 1,
-                        self.hook.retries + 1, reason)
+            log.warning(
+                "webhook %s attempt %d/%d failed: %s",
+                self.hook.url,
+                attempt + 1,
+                self.hook.retries + 1,
+                reason,
+            )
             if attempt < self.hook.retries:
                 time.sleep(self.hook.backoff_seconds * (2**attempt))
         self.failed += 1

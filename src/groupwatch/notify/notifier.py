@@ -29,8 +29,10 @@ from groupwatch.notify.routing import NotifierConfig
 log = logging.getLogger("groupwatch.alerts")
 _MAX_SEEN = 200_000
 ZERO_TIME = "0001-01-01T00:00:00Z"
-RUNBOOK = ("Open the dashboard link, check which members share or claim the partition, and "
-           "restart the stale member (or the whole group) if two consumers process it.")
+RUNBOOK = (
+    "Open the dashboard link, check which members share or claim the partition, and "
+    "restart the stale member (or the whole group) if two consumers process it."
+)
 
 
 @dataclass
@@ -87,8 +89,9 @@ class Notifier:
             self._load(Path(self.config.state_file))
 
     # -- the API the job calls --------------------------------------------------------------
-    def process(self, findings_rows: Iterable[Any], snapshot_rows: Iterable[Any] = ()
-                ) -> list[Alert]:
+    def process(
+        self, findings_rows: Iterable[Any], snapshot_rows: Iterable[Any] = ()
+    ) -> list[Alert]:
         """New firing and resolved alerts for these rows; delivered in the background."""
         events: list[Alert] = []
         for raw in findings_rows:
@@ -106,8 +109,12 @@ class Notifier:
                 self._bad.setdefault(alert.group, set()).add(alert.generation)
             events.append(alert)
         snaps = [_row(s) for s in snapshot_rows]
-        snaps.sort(key=lambda s: (str(s.get("source_timestamp") or ""),
-                                  _opt_int(s.get("source_offset")) or 0))
+        snaps.sort(
+            key=lambda s: (
+                str(s.get("source_timestamp") or ""),
+                _opt_int(s.get("source_offset")) or 0,
+            )
+        )
         for s in snaps:
             events += self._resolve(s)
         if events:
@@ -131,19 +138,28 @@ class Notifier:
             self._seen.popitem(last=False)
 
     def _link(self, group: str, generation: int | None) -> str:
-        q = [("group", group)] + ([("generation", str(generation))] if generation is not None
-                                  else [])
+        q = [("group", group)] + (
+            [("generation", str(generation))] if generation is not None else []
+        )
         return f"{self.config.dashboard_url}/group?{urlencode(q)}"
 
     def _alert(self, f: Mapping[str, Any], rule: str) -> Alert:
         group = str(f.get("group") or "")
         gen = _opt_int(f.get("generation"))
         return Alert(
-            finding_id=str(f["finding_id"]), rule=rule, status="firing",
-            kind=str(f.get("kind") or ""), severity=str(f.get("severity") or "warning"),
-            group=group, generation=gen, detail=str(f.get("detail") or ""),
-            topic=f.get("topic"), partition=_opt_int(f.get("partition")),
-            member=f.get("member"), starts_at=_now(), ends_at=ZERO_TIME,
+            finding_id=str(f["finding_id"]),
+            rule=rule,
+            status="firing",
+            kind=str(f.get("kind") or ""),
+            severity=str(f.get("severity") or "warning"),
+            group=group,
+            generation=gen,
+            detail=str(f.get("detail") or ""),
+            topic=f.get("topic"),
+            partition=_opt_int(f.get("partition")),
+            member=f.get("member"),
+            starts_at=_now(),
+            ends_at=ZERO_TIME,
             link=self._link(group, gen),
         )
 
@@ -158,8 +174,7 @@ class Notifier:
         elif gen is None or gen in self._bad.get(group, set()):
             return []
         else:
-            done = [fid for fid, a in open_.items() if a.generation is None
-                    or a.generation < gen]
+            done = [fid for fid, a in open_.items() if a.generation is None or a.generation < gen]
         out = []
         for fid in done:
             a = open_.pop(fid)
@@ -173,18 +188,32 @@ class Notifier:
     def _emit(self, events: list[Alert]) -> None:
         if self.config.log:
             for a in events:
-                level = logging.INFO if a.status == "resolved" else (
-                    logging.ERROR if rank(a.severity) == 0 else logging.WARNING)
-                log.log(level, "[%s] %s %s/%s group=%s generation=%s: %s %s",
-                        a.status.upper(), a.rule, a.severity, a.kind, a.group, a.generation,
-                        a.detail, a.link)
+                level = (
+                    logging.INFO
+                    if a.status == "resolved"
+                    else (logging.ERROR if rank(a.severity) == 0 else logging.WARNING)
+                )
+                log.log(
+                    level,
+                    "[%s] %s %s/%s group=%s generation=%s: %s %s",
+                    a.status.upper(),
+                    a.rule,
+                    a.severity,
+                    a.kind,
+                    a.group,
+                    a.generation,
+                    a.detail,
+                    a.link,
+                )
         for sender in self._senders:
             sender.submit(payload(events, self.config, sender.hook.format))
 
     def _save(self, path: Path) -> None:
-        data = {"seen": list(self._seen)[-_MAX_SEEN:],
-                "active": [asdict(a) for a in self.active()],
-                "bad": {g: sorted(v) for g, v in self._bad.items()}}
+        data = {
+            "seen": list(self._seen)[-_MAX_SEEN:],
+            "active": [asdict(a) for a in self.active()],
+            "bad": {g: sorted(v) for g, v in self._bad.items()},
+        }
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".notify-")
         with os.fdopen(fd, "w") as fh:
@@ -210,10 +239,15 @@ class Notifier:
 def _text(events: list[Alert]) -> str:
     lines = []
     for a in events:
-        icon = ":white_check_mark: RESOLVED" if a.status == "resolved" else (
-            ":rotating_light: " + a.severity.upper())
-        lines.append(f"{icon} *{a.kind}* in group `{a.group}` generation {a.generation}: "
-                     f"{a.detail} <{a.link}|dashboard>")
+        icon = (
+            ":white_check_mark: RESOLVED"
+            if a.status == "resolved"
+            else (":rotating_light: " + a.severity.upper())
+        )
+        lines.append(
+            f"{icon} *{a.kind}* in group `{a.group}` generation {a.generation}: "
+            f"{a.detail} <{a.link}|dashboard>"
+        )
     return "\n".join(lines)
 
 
@@ -224,25 +258,57 @@ def payload(events: list[Alert], config: NotifierConfig, fmt: str) -> dict[str, 
         return {"text": text}
     alerts: list[dict[str, Any]] = []
     for a in events:
-        labels = {k: str(v) for k, v in (
-            ("alertname", "Groupwatch" + "".join(p.title() for p in a.rule.split("-"))),
-            ("rule", a.rule), ("severity", a.severity), ("kind", a.kind),
-            ("consumer_group", a.group), ("generation", a.generation), ("topic", a.topic),
-            ("partition", a.partition), ("member", a.member), ("finding_id", a.finding_id),
-        ) if v is not None}
-        alerts.append({
-            "status": a.status, "labels": labels,
-            "annotations": {"summary": a.detail, "description": explanation_of(a.kind),
-                            "runbook": RUNBOOK, "dashboard": a.link},
-            "startsAt": a.starts_at, "endsAt": a.ends_at, "generatorURL": a.link,
-            "fingerprint": a.finding_id[:16],
-        })
-    common = {k: v for k, v in alerts[0]["labels"].items()
-              if all(x["labels"].get(k) == v for x in alerts)} if alerts else {}
+        labels = {
+            k: str(v)
+            for k, v in (
+                ("alertname", "Groupwatch" + "".join(p.title() for p in a.rule.split("-"))),
+                ("rule", a.rule),
+                ("severity", a.severity),
+                ("kind", a.kind),
+                ("consumer_group", a.group),
+                ("generation", a.generation),
+                ("topic", a.topic),
+                ("partition", a.partition),
+                ("member", a.member),
+                ("finding_id", a.finding_id),
+            )
+            if v is not None
+        }
+        alerts.append(
+            {
+                "status": a.status,
+                "labels": labels,
+                "annotations": {
+                    "summary": a.detail,
+                    "description": explanation_of(a.kind),
+                    "runbook": RUNBOOK,
+                    "dashboard": a.link,
+                },
+                "startsAt": a.starts_at,
+                "endsAt": a.ends_at,
+                "generatorURL": a.link,
+                "fingerprint": a.finding_id[:16],
+            }
+        )
+    common = (
+        {
+            k: v
+            for k, v in alerts[0]["labels"].items()
+            if all(x["labels"].get(k) == v for x in alerts)
+        }
+        if alerts
+        else {}
+    )
     return {
-        "version": "4", "groupKey": "{}:{groupwatch=\"notifier\"}", "truncatedAlerts": 0,
+        "version": "4",
+        "groupKey": '{}:{groupwatch="notifier"}',
+        "truncatedAlerts": 0,
         "status": "firing" if any(a.status == "firing" for a in events) else "resolved",
-        "receiver": "groupwatch", "groupLabels": {}, "commonLabels": common,
-        "commonAnnotations": {}, "externalURL": config.dashboard_url, "alerts": alerts,
+        "receiver": "groupwatch",
+        "groupLabels": {},
+        "commonLabels": common,
+        "commonAnnotations": {},
+        "externalURL": config.dashboard_url,
+        "alerts": alerts,
         "text": text,
     }
