@@ -16,28 +16,19 @@ import socket
 import subprocess
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from groupwatch import paths
+from groupwatch.bootstrap import STATE_FILE, BrokerState, live_state, read_state
+from groupwatch.bootstrap import pid_alive as _pid_alive
+from groupwatch.bootstrap import port_answers as _port_answers
+
+__all__ = ["BrokerError", "BrokerState", "LocalBroker"]
 
 
 class BrokerError(RuntimeError):
     """The local broker could not be started, reached or stopped; the message says why."""
-
-
-@dataclass(frozen=True)
-class BrokerState:
-    """What ``start`` leaves in the run folder so that later commands can find the broker."""
-
-    pid: int
-    port: int
-    controller_port: int
-    cluster_id: str
-
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
 
 
 def _free_port() -> int:
@@ -45,29 +36,6 @@ def _free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
-
-
-def _port_answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child still "exists"; /proc tells the truth on Linux.
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 _LOG4J2 = """\
@@ -101,24 +69,19 @@ class LocalBroker:
         self.name = name
         self.dir = (home / "run" / name) if home is not None else paths.run_dir(name)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.state_file = self.dir / "state.json"
+        # The layout groupwatch.bootstrap reads to resolve the "local" alias.
+        self.state_file = self.dir / STATE_FILE
         self.log_file = self.dir / "broker.log"
         self.data_dir = self.dir / "data"
 
     # -- state -------------------------------------------------------------------------------
     def state(self) -> BrokerState | None:
         """The recorded state, or None if no broker of this name was started."""
-        try:
-            return BrokerState(**json.loads(self.state_file.read_text()))
-        except (OSError, ValueError, TypeError):
-            return None
+        return read_state(self.state_file)
 
     def running(self) -> BrokerState | None:
         """The state of a live broker that answers on its port, else None."""
-        state = self.state()
-        if state and _pid_alive(state.pid) and _port_answers(state.port):
-            return state
-        return None
+        return live_state(self.state_file)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self, *, timeout: float = 90.0, fresh: bool = False) -> BrokerState:
@@ -296,16 +259,3 @@ def _classpath() -> str:
     if not any(jars.glob("kafka_2.13-*.jar")):
         raise BrokerError(f"no Kafka jars in {jars}; run scripts/setup")
     return f"{jars}/*"
-
-
-def resolve_bootstrap(value: str) -> str:
-    """``local`` means the running local broker; anything else is taken as given."""
-    if value != "local":
-        return value
-    state = LocalBroker().running()
-    if state is None:
-        raise BrokerError(
-            "source.bootstrap_servers is 'local' but no local broker runs; "
-            "start one with `groupwatch broker start`"
-        )
-    return state.bootstrap

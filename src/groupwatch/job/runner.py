@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from groupwatch.broker import BrokerError
+from groupwatch.bootstrap import BootstrapError
 from groupwatch.config import Config
 from groupwatch.job.source_wait import SourceWait, waiting_for_source
 from groupwatch.stopping import stop_requests
@@ -61,7 +61,7 @@ def run_job(
     spark.streams.addListener(listener)
     try:
         writer = job.writer(once=once)
-    except (BrokerError, ValueError) as exc:
+    except (BootstrapError, ValueError) as exc:
         log.error("%s", exc)
         return 1
     log.info(

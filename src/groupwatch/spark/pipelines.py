@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch.broker import resolve_bootstrap
+from groupwatch.bootstrap import resolve_bootstrap
 from groupwatch.config import Config
 
 if TYPE_CHECKING:

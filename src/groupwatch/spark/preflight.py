@@ -15,8 +15,9 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from groupwatch.broker import BrokerError
+from groupwatch.bootstrap import BootstrapError
 from groupwatch.config import Config
+from groupwatch.errors import GroupwatchError
 from groupwatch.spark.pipelines import kafka_source_options
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("groupwatch.job")
 
 
-class SourceUnreachable(RuntimeError):
+class SourceUnreachable(GroupwatchError, RuntimeError):
     """The source cannot be used as configured; the message names the key to fix."""
 
 
@@ -72,7 +73,7 @@ def check_source(spark: SparkSession, config: Config) -> None:
         return
     try:
         options = kafka_source_options(config)
-    except (BrokerError, ValueError) as exc:
+    except (BootstrapError, ValueError) as exc:
         raise SourceUnreachable(str(exc)) from None
     bootstrap = options["kafka.bootstrap.servers"]
     jvm = spark.sparkContext._jvm

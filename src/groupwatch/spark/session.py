@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING
 
 from groupwatch import paths
 from groupwatch.config import Config
+from groupwatch.errors import GroupwatchError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-class SparkSetupError(RuntimeError):
+class SparkSetupError(GroupwatchError, RuntimeError):
     """The Spark session cannot be built (missing jars, bad settings)."""
 
 
