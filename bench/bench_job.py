@@ -707,7 +707,7 @@ def run_arrow(spark: Any, n_records: int, repeat: int, work: Path) -> dict[str, 
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
 
-    from groupwatch.job.components import build_processors
+    from groupwatch.processors import build_processors
 
     cfg = config_mod.load(ROOT / "conf" / "local.toml", env={})
     backlog = Backlog(n_records * 100, "arrow")

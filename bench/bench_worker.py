@@ -49,7 +49,7 @@ _RECORD_FIELDS = ("group", "key", "value", "topic", "partition", "offset", "ts")
 
 def _worker() -> tuple[Any, Any, Any]:
     """The worker function, its per-task processors and the processor factory."""
-    from groupwatch.job.components import build_processors
+    from groupwatch.processors import build_processors
     from groupwatch.spark.job import BatchProcessors, _process_arrow
 
     return _process_arrow, BatchProcessors, build_processors

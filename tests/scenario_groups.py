@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from groupwatch.config import load
-from groupwatch.job.components import EngineAnalysis
 from groupwatch.processing import GroupResult, SourceRecord, process_group
+from groupwatch.processors import EngineAnalysis
 from groupwatch.scenarios.builder import LIBRARY, decoded_lines
 from groupwatch.scenarios.builder import load as load_scenario
 

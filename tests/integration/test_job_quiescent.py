@@ -42,7 +42,7 @@ def transactional_topic(broker: str) -> str:
 
 
 def _batches(spark, cfg: config.Config, root: Path) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    from groupwatch.job.components import build_processors
+    from groupwatch.processors import build_processors
     from groupwatch.spark.job import GroupwatchJob, offset_ranges
     from groupwatch.spark.pipelines import read_source
 

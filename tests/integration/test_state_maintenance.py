@@ -23,7 +23,7 @@ def _ts(ms: int) -> dt.datetime:
 
 
 def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
-    from groupwatch.job.components import build_processors
+    from groupwatch.processors import build_processors
     from groupwatch.spark.job import GroupwatchJob
 
     cfg = config.load(

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from groupwatch.job.batchlog import BatchLog
+from groupwatch.spark.batchlog import BatchLog
 
 
 def test_line_joins_summary_and_lag_and_tracks_backlog(caplog: pytest.LogCaptureFixture) -> None:

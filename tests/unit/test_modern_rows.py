@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from groupwatch.config import load
-from groupwatch.job.components import EngineAnalysis
 from groupwatch.processing import OWNERSHIP_KEY, GroupResult, SourceRecord, process_group
+from groupwatch.processors import EngineAnalysis
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 BASE = 1_800_000_000_000

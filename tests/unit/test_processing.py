@@ -117,7 +117,7 @@ def test_a_group_whose_last_record_is_a_tombstone_is_marked_deleted() -> None:
 def test_a_key_that_does_not_decode_joins_the_group_it_was_routed_to() -> None:
     """The JVM routes a record by what it can read of the key; when the decoder then rejects
     the key, the record still belongs to that group (its state, quarantine row and finding)."""
-    from groupwatch.job.components import build_processors
+    from groupwatch.processors import build_processors
     from groupwatch.protocol import OffsetCommitKey, encode_key
 
     decode, analysis = build_processors(load(None, env={}))

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Self
 
 from groupwatch import processing, tables
 from groupwatch.config import Config
-from groupwatch.job.batchlog import BatchLog
 from groupwatch.spark import keys, output, sinks
+from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.pipelines import READER_GROUP_PREFIX, read_source
 from groupwatch.spark.topic_names import TopicNames
 
@@ -95,7 +95,7 @@ class GroupwatchJob:
     ) -> Self:
         """The job as ``config`` sets it up: the pure processors built in each worker, and
         Great Expectations every ``validation.every_n_batches`` batches (0: off)."""
-        from groupwatch.job.components import build_processors
+        from groupwatch.processors import build_processors
 
         every = config.validation.every_n_batches
         validator = None

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 from pyspark.sql.streaming import StreamingQueryListener
 
 from groupwatch.detect.catalogue import CATALOGUE
-from groupwatch.job.batchlog import BatchLog
+from groupwatch.spark.batchlog import BatchLog
 
 log = logging.getLogger("groupwatch.metrics")
 
