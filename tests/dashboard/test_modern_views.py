@@ -11,8 +11,8 @@ import pytest
 from deltalake import DeltaTable
 
 from groupwatch.dashboard import modern, views
-from groupwatch.dashboard.app import Pages
 from groupwatch.dashboard.filters import Filters, parse
+from groupwatch.dashboard.pages import Pages
 from groupwatch.deltaread import DeltaStore
 from tests.dashboard import modern_scenario, scenario
 from tests.dashboard.markup import classes, one, page, text

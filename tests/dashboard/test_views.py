@@ -109,7 +109,8 @@ def test_data_health(store: DeltaStore) -> None:
 
 
 def test_pages_render_without_a_browser(store: DeltaStore) -> None:
-    from groupwatch.dashboard.app import Pages, create_app
+    from groupwatch.dashboard.app import create_app
+    from groupwatch.dashboard.pages import Pages
 
     create_app(store)
     pages = Pages(store)

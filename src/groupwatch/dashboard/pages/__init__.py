@@ -1,0 +1,96 @@
+"""The dashboard's pages, each a plain function of (tables, filters) in a module of its own:
+``fleet`` (``/``), ``group`` (``/group``), ``partitions`` (``/partitions``) and ``health``
+(``/health``).  :class:`Pages` picks the page for a path and draws the filter bar.
+
+Pages only read: the tables come through :class:`~groupwatch.deltaread.DeltaStore`.  A URL an
+alert links to therefore shows the same thing to everyone who opens it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd  # type: ignore[import-untyped]
+from dash import dcc, html
+from dash.development.base_component import Component
+
+from groupwatch.dashboard.filters import WINDOWS, Filters
+from groupwatch.dashboard.pages import fleet, group, health, partitions
+from groupwatch.deltaread import DeltaStore
+from groupwatch.notify.kinds import SEVERITIES
+
+log = logging.getLogger(__name__)
+
+
+class Pages:
+    """The pages over one store (and the job's metrics endpoint, if given); one per app."""
+
+    def __init__(self, store: DeltaStore, metrics_url: str | None = None) -> None:
+        self.store = store
+        self.metrics_url = metrics_url
+
+    def read(self, table: str) -> pd.DataFrame:
+        """One table as the pages read it (cached per Delta version by the store)."""
+        return self.store.read(table)
+
+    # -- filter bar ------------------------------------------------------------------------
+    def filter_bar(self, path: str, f: Filters) -> list[Component]:
+        """The filter controls, set from ``f``; the partition and generation fields show on
+        the pages that use them."""
+        groups = sorted(set(self.read("group_snapshots")["group"].dropna()))
+
+        def opts(values: list[str]) -> list[dict[str, str]]:
+            return [{"label": v, "value": v} for v in values]
+
+        def field(label: str, control: Component, visible: bool = True) -> html.Label:
+            return html.Label([label, control], style={} if visible else {"display": "none"})
+
+        bar: list[Component] = [
+            field("group", dcc.Dropdown(opts(groups), f.group, id="f-group", clearable=True)),
+            field(
+                "topic", dcc.Input(id="f-topic", value=f.topic or "", type="text", debounce=True)
+            ),
+            field(
+                "partition",
+                dcc.Input(id="f-partition", type="number", value=f.partition),
+                path == "/partitions",
+            ),
+            field(
+                "generation / epoch",
+                dcc.Input(id="f-generation", type="number", value=f.generation),
+                path == "/group",
+            ),
+            field(
+                "severity (at least)",
+                dcc.Dropdown(opts(list(SEVERITIES)), f.severity, id="f-severity"),
+            ),
+            field(
+                "time window",
+                dcc.Dropdown(opts(list(WINDOWS)), f.since, id="f-since", clearable=False),
+            ),
+            html.Button("Apply", id="f-apply", n_clicks=0),
+        ]
+        if f.rejected:
+            bar.append(
+                html.Span(
+                    f"ignored invalid parameter(s): {', '.join(f.rejected)}", className="warn"
+                )
+            )
+        return bar
+
+    # -- pages -----------------------------------------------------------------------------
+    def render(self, path: str, f: Filters) -> list[Component]:
+        """The page at ``path`` for filters ``f``; a page that fails says so and why."""
+        try:
+            if path == "/group":
+                return group.render(self.store, f)
+            if path == "/partitions":
+                return partitions.render(self.store, f)
+            if path == "/health":
+                return health.render(self.store, f, self.metrics_url)
+            if path == "/":
+                return fleet.render(self.store, f)
+        except Exception as exc:  # noqa: BLE001 - a broken page says why; the app keeps serving
+            log.exception("page %s failed", path)
+            return [html.P(f"This page failed to render: {exc}", className="warn")]
+        return [html.H2("Not found"), dcc.Link("Fleet", href="/")]

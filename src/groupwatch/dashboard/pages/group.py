@@ -1,0 +1,129 @@
+"""The group page (``/group``): a classic group's generations, or a KIP-848 consumer, streams or
+share group's group epochs and members; the partition ownership matrix of one of them; its
+findings."""
+
+from __future__ import annotations
+
+import pandas as pd  # type: ignore[import-untyped]
+import plotly.express as px  # type: ignore[import-untyped]
+from dash import dcc, html
+from dash.development.base_component import Component
+
+from groupwatch.dashboard import modern, views
+from groupwatch.dashboard import modern_widgets as mw
+from groupwatch.dashboard.filters import Filters
+from groupwatch.dashboard.widgets import empty_fig, findings_table, grid, ownership_table
+from groupwatch.deltaread import DeltaStore
+
+
+def render(store: DeltaStore, f: Filters) -> list[Component]:
+    """One group (default: the one needing attention most) at one generation or group epoch."""
+    snaps, members = store.read("group_snapshots"), store.read("member_assignments")
+    findings = store.read("findings")
+    group = f.group
+    if group is None:
+        table = views.fleet(snaps, findings, members, Filters())
+        if table.empty:
+            return [html.H2("Group"), html.P("No groups seen yet.")]
+        group = str(table.iloc[0]["group"])
+    tl = views.timeline(snaps, members, group)
+    matrix = views.ownership_matrix(
+        members, findings, store.read("group_offsets"), group, f.generation, snaps
+    )
+    gf = views.filtered_findings(findings, Filters(group=group, severity=f.severity, since=f.since))
+    if modern.is_modern(matrix.group_type):
+        return _modern(group, f, tl, matrix, members, snaps, gf)
+    gen_links = [
+        dcc.Link(
+            f"gen {g}",
+            href=f.href("group", group=group, generation=g),
+            style={"marginRight": "8px", "fontWeight": 700 if g == matrix.generation else 400},
+        )
+        for g in matrix.generations
+    ]
+    if tl.empty:
+        fig = empty_fig("Generations")
+    else:
+        fig = px.scatter(
+            tl,
+            x="time",
+            y="generation",
+            size="member_count",
+            color="event",
+            hover_data=["leader", "joined", "left", "protocol"],
+            title="Generation timeline (size = members)",
+        )
+        fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
+    gf_gen = views.findings_at(gf, snaps, group, matrix.generation)
+    return [
+        html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
+        dcc.Graph(figure=fig, id="timeline"),
+        html.Details([html.Summary("Generation table"), grid(tl, "timeline-table")]),
+        html.H3(f"Partition ownership, generation {matrix.generation}"),
+        html.Div(["generations: ", *gen_links]),
+        ownership_table(matrix),
+        html.H3(f"Findings of generation {matrix.generation}"),
+        findings_table(gf_gen, "group-findings"),
+        html.H3("Difference to the expected (re-run) assignment"),
+        grid(views.expected_diff(findings, group, matrix.generation), "expected-diff"),
+        html.H3("All findings of the group in the window"),
+        findings_table(gf, "group-findings-all"),
+    ]
+
+
+def _modern(
+    group: str,
+    f: Filters,
+    tl: pd.DataFrame,
+    matrix: views.Matrix,
+    members: pd.DataFrame,
+    snaps: pd.DataFrame,
+    gf: pd.DataFrame,
+) -> list[Component]:
+    """A KIP-848 consumer, streams or share group: group epochs where a classic group has
+    generations, and its members with their epochs, states, targets and pending
+    revocations."""
+    epoch = matrix.generation
+    links = [
+        dcc.Link(
+            f"epoch {g}",
+            href=f.href("group", group=group, generation=g),
+            style={"marginRight": "8px", "fontWeight": 700 if g == epoch else 400},
+        )
+        for g in matrix.generations
+    ]
+    if tl.empty:
+        fig = empty_fig("Group epochs")
+    else:
+        fig = px.scatter(
+            tl,
+            x="time",
+            y="generation",
+            size=tl["member_count"].clip(lower=1),
+            color="event",
+            hover_data=["assignment_epoch", "member_count", "joined", "left"],
+            labels={"generation": "group epoch"},
+            title="Group epoch timeline (size = members)",
+        )
+        fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
+    at = modern.epochs(snaps, group, epoch)
+    out: list[Component] = [
+        html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
+        mw.epochs_line(matrix),
+    ]
+    if matrix.group_type == modern.SHARE:
+        out.append(html.P(mw.SHARE_NOTE, className="note", id="share-note"))
+    return [
+        *out,
+        dcc.Graph(figure=fig, id="timeline"),
+        html.Details([html.Summary("Group epoch table"), grid(tl, "timeline-table")]),
+        html.H3(f"Members at group epoch {epoch}"),
+        html.Div(["group epochs: ", *links]),
+        mw.members_table(modern.members_at(members, group, at), matrix.group_type),
+        html.H3(f"Partition ownership, group epoch {epoch}"),
+        ownership_table(matrix),
+        html.H3(f"Findings at group epoch {epoch}"),
+        findings_table(views.findings_at(gf, snaps, group, epoch), "group-findings", "epoch"),
+        html.H3("All findings of the group in the window"),
+        findings_table(gf, "group-findings-all", "epoch"),
+    ]

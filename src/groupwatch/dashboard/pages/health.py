@@ -1,0 +1,78 @@
+"""The data health page (``/health``): quarantined records, the latest Great Expectations
+results, group-metadata records per minute and finding latency, and the job's live metrics."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pandas as pd  # type: ignore[import-untyped]
+import plotly.express as px  # type: ignore[import-untyped]
+from dash import dcc, html
+from dash.development.base_component import Component
+
+from groupwatch.dashboard import views
+from groupwatch.dashboard.filters import Filters
+from groupwatch.dashboard.widgets import badge, empty_fig, grid
+from groupwatch.deltaread import DeltaStore
+
+
+def render(store: DeltaStore, f: Filters, metrics_url: str | None = None) -> list[Component]:
+    """Quarantine, validation results, throughput and, with ``metrics_url``, the live metrics."""
+    q = views.quarantine_counts(store.read("quarantine"), f)
+    qfig = (
+        px.bar(
+            q,
+            x="error_kind",
+            y="count",
+            color="stage",
+            title="Quarantined records by error kind",
+        )
+        if not q.empty
+        else empty_fig("Quarantine (empty)")
+    )
+    qfig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
+    v = views.validation_summary(store.read("validation_results"), f)
+    tp = views.throughput(store.read("group_snapshots"), store.read("findings"), f)
+    tfig = (
+        px.line(
+            tp,
+            x="minute",
+            y=["records", "max_finding_latency_s"],
+            markers=True,
+            title="Group-metadata records per minute; finding latency (s)",
+        )
+        if not tp.empty
+        else empty_fig("Throughput (no data)")
+    )
+    tfig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
+    out: list[Component] = [
+        html.H2("Data health"),
+        dcc.Graph(figure=qfig, id="quarantine-chart"),
+        grid(q, "quarantine-table"),
+        html.H3("Great Expectations: latest result per expectation"),
+        grid(
+            v,
+            "validation-table",
+            {"success": lambda r: badge("ok" if r["success"] else "critical")},
+        ),
+        dcc.Graph(figure=tfig, id="throughput-chart"),
+    ]
+    if metrics_url:
+        out += [html.H3("The job's live metrics"), live_metrics(metrics_url)]
+    return out
+
+
+def live_metrics(metrics_url: str) -> Component:
+    """The ``groupwatch_*`` lines of the job's Prometheus endpoint, as a table."""
+    try:
+        with urllib.request.urlopen(metrics_url, timeout=2) as resp:  # noqa: S310
+            text = resp.read(1_000_000).decode("utf-8", "replace")
+    except (OSError, ValueError) as exc:
+        return html.P(f"metrics endpoint unreachable: {exc}", className="warn")
+    rows = [
+        line.rsplit(" ", 1)
+        for line in text.splitlines()
+        if line.startswith("groupwatch_") and " " in line
+    ]
+    frame = pd.DataFrame(rows, columns=["metric", "value"])
+    return grid(frame, "live-metrics")
