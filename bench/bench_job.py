@@ -9,7 +9,7 @@
   commits and 1% group-metadata records of 50-member sticky / cooperative-sticky groups whose
   generations advance (one member replaced per generation, assignments from the project's own
   sticky assignor, so the groups are healthy).  Measured in the same run: the baseline
-  (``build_raw_copy``: the topic copied raw into Delta) and the job (``GroupwatchJob``,
+  (``build_raw_copy``: the topic copied raw into Delta) and the job (``GroupwatchQuery``,
   validation every N batches as configured by default, metrics and notifier off), each from the
   beginning of the topic with a fresh Delta root and checkpoint.  Ratio job / baseline.
 * state: bytes of state JSON per group in ``group_state`` after each throughput job run, and
@@ -347,9 +347,9 @@ def bench_config(
 
 
 def _timed_job_class() -> type[Any]:
-    from groupwatch.spark.job import GroupwatchJob
+    from groupwatch.spark.query import GroupwatchQuery
 
-    class TimedJob(GroupwatchJob):  # type: ignore[misc]
+    class TimedJob(GroupwatchQuery):
         """The job as it is, with wall time per step of each batch (the steps run in order,
         so the figures add up to the batch time)."""
 
@@ -683,7 +683,7 @@ def _decode_cogroup(factory: Callable[[], Any], decode_records: bool) -> Callabl
     def run(rec: Any, st: Any) -> Any:
         import pyarrow as pa
 
-        from groupwatch.spark.job import source_records
+        from groupwatch.spark.python_stage import source_records
 
         schema = pa.schema([("group", pa.string()), ("members", pa.int32())])
         if rec.num_rows == 0:

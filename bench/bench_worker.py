@@ -50,7 +50,7 @@ _RECORD_FIELDS = ("group", "key", "value", "topic", "partition", "offset", "ts")
 def _worker() -> tuple[Any, Any, Any]:
     """The worker function, its per-task processors and the processor factory."""
     from groupwatch.processors import build_processors
-    from groupwatch.spark.job import BatchProcessors, _process_arrow
+    from groupwatch.spark.python_stage import BatchProcessors, _process_arrow
 
     return _process_arrow, BatchProcessors, build_processors
 

@@ -68,9 +68,9 @@ def make_config(broker: str, root: Path, *extra: str) -> config.Config:
 
 def run_once(spark, cfg: config.Config) -> None:  # type: ignore[no-untyped-def]
     """The job as the configuration sets it up, over everything in the source, once."""
-    from groupwatch.spark.job import GroupwatchJob
+    from groupwatch.spark.query import GroupwatchQuery
 
-    GroupwatchJob.from_config(spark, cfg).writer(once=True).start().awaitTermination(600)
+    GroupwatchQuery.from_config(spark, cfg).writer(once=True).start().awaitTermination(600)
 
 
 def table(spark, cfg: config.Config, name: str):  # type: ignore[no-untyped-def]

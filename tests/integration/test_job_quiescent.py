@@ -43,10 +43,11 @@ def transactional_topic(broker: str) -> str:
 
 def _batches(spark, cfg: config.Config, root: Path) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
     from groupwatch.processors import build_processors
-    from groupwatch.spark.job import GroupwatchJob, offset_ranges
     from groupwatch.spark.pipelines import read_source
+    from groupwatch.spark.query import GroupwatchQuery
+    from groupwatch.spark.source import offset_ranges
 
-    job = GroupwatchJob(spark, cfg, lambda: build_processors(cfg))
+    job = GroupwatchQuery(spark, cfg, lambda: build_processors(cfg))
     seen: list[dict[str, Any]] = []
 
     def batch(df, batch_id: int) -> None:  # type: ignore[no-untyped-def]

@@ -24,7 +24,7 @@ def _ts(ms: int) -> dt.datetime:
 
 def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
     from groupwatch.processors import build_processors
-    from groupwatch.spark.job import GroupwatchJob
+    from groupwatch.spark.query import GroupwatchQuery
 
     cfg = config.load(
         None,
@@ -38,7 +38,7 @@ def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
         ],
     )
     sinks.ensure_tables(spark, cfg)
-    return GroupwatchJob(spark, cfg, lambda: build_processors(cfg)), cfg
+    return GroupwatchQuery(spark, cfg, lambda: build_processors(cfg)), cfg
 
 
 def _state(spark, cfg, rows):  # type: ignore[no-untyped-def]

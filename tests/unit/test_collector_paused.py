@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from groupwatch.spark.job import _collector_paused
+from groupwatch.spark.python_stage import _collector_paused
 
 
 def test_collector_is_off_inside_and_on_again_after() -> None:

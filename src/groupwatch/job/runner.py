@@ -32,9 +32,9 @@ def run_job(
 ) -> int:
     """Start the job on a new session; returns the process exit code. The files the
     configuration names are checked before (``groupwatch.job.command.referenced_files``)."""
-    from groupwatch.spark.job import GroupwatchJob
     from groupwatch.spark.metrics import JobMetrics, ProgressListener
     from groupwatch.spark.preflight import SourceUnreachable, check_source, quiet_kafka_client
+    from groupwatch.spark.query import GroupwatchQuery
     from groupwatch.spark.session import SparkSetupError, build_session
 
     try:
@@ -56,7 +56,7 @@ def run_job(
         from groupwatch.notify import Notifier
 
         notifier = Notifier(notifier_config)
-    job = GroupwatchJob.from_config(spark, cfg, metrics=metrics, notifier=notifier)
+    job = GroupwatchQuery.from_config(spark, cfg, metrics=metrics, notifier=notifier)
     listener = ProgressListener(metrics, job.batch_log)
     spark.streams.addListener(listener)
     try:

@@ -19,6 +19,11 @@ from groupwatch.tables import TABLES, Table
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+#: The transaction app id of the job's writes: with the batch id, what Delta skips on replay.
+APP_ID = "groupwatch-job"
+#: State maintenance's own app id (its DELETE commits to a table the batch appended to).
+MAINTENANCE_APP_ID = "groupwatch-state-maintenance"
+
 _TXN_APP = "spark.databricks.delta.write.txnAppId"
 _USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 _TXN_VERSION = "spark.databricks.delta.write.txnVersion"

@@ -8,16 +8,23 @@ becomes a ``validation_results`` row and, for every offending record GX can poin
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from groupwatch import tables
+from groupwatch.config import Config
+from groupwatch.spark import sinks
+
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger("groupwatch.validation")
+#: A batch's failed expectations are logged with the batch's own lines.
+_job_log = logging.getLogger("groupwatch.job")
 
 #: Columns that point back at the source record of any validated row.
 ID_COLUMNS = ["source_partition", "source_offset"]
@@ -156,4 +163,109 @@ def _details(cfg: Any, element_count: Any, unexpected_percent: Any, exception: A
             "exception": exception,
         },
         default=str,
+    )
+
+
+def validate_batch(
+    spark: SparkSession,
+    config: Config,
+    validator: BatchValidator,
+    batch_id: int,
+    snapshots: DataFrame,
+    members: DataFrame,
+    source: DataFrame,
+    detected_at: dt.datetime,
+    counts: dict[str, int],
+) -> DataFrame | None:
+    """Run the GX suites on a batch's rows; failures become validation rows and quarantine rows
+    (returned, not yet written: they join the batch's own quarantine rows).
+
+    An offending row is quarantined with its record's raw bytes, taken from the batch's
+    (persisted) ``source`` rows by position: the Python stage's output does not carry the
+    values of the records it decoded, which would double what crosses from Python.
+    """
+    from pyspark.sql import functions as F
+
+    assigned = F.flatten(F.transform("assignment", lambda tp: tp["partitions"]))
+    views = {
+        "group_snapshots": snapshots,
+        "member_assignments": members.withColumn(
+            "min_assigned_partition", F.array_min(assigned)
+        ).withColumn(
+            "assigned_topics_subscribed",
+            # Classic members only: a KIP-848 member's assignment names topics by id until
+            # a record or the brokers name them, and a streams member's by subtopology;
+            # the engine checks those (assignment_outside_subscription) once confirmed.
+            F.when(
+                F.col("group_type") == "classic",
+                F.forall(
+                    F.coalesce("assignment", F.array()),
+                    lambda tp: F.array_contains(F.coalesce("topics", F.array()), tp["topic"]),
+                ),
+            ),
+        ),
+    }
+    results: list[tuple[int, str, str, bool, int, str, dt.datetime]] = []
+    offenders: list[tuple[int, int, str, str | None, str]] = []
+    for name in validator.tables:
+        if name not in views:
+            continue
+        for r in validator.validate(name, views[name], counts.get(name, 0)):
+            results.append(
+                (
+                    batch_id,
+                    r.table_name,
+                    r.expectation,
+                    r.success,
+                    r.unexpected_count,
+                    r.details,
+                    detected_at,
+                )
+            )
+            offenders += [(p, o, r.expectation, r.column, name) for p, o in r.offenders]
+    if not results:
+        return None
+    frame = spark.createDataFrame(results, tables.VALIDATION_RESULTS.ddl)
+    sinks.append_once(frame, tables.VALIDATION_RESULTS, config, sinks.APP_ID, batch_id)
+    failed = [r for r in results if not r[3]]
+    if failed:
+        _job_log.warning(
+            "batch %d: %d expectation(s) failed: %s",
+            batch_id,
+            len(failed),
+            ", ".join(r[2] for r in failed),
+        )
+    if not offenders:
+        return None
+    bad = spark.createDataFrame(
+        offenders,
+        "p int, o bigint, expectation string, column string, table_name string",
+    ).distinct()
+    raw = source.select(
+        F.col("partition").alias("p"),
+        F.col("offset").alias("o"),
+        F.col("topic").alias("source_topic"),
+        F.timestamp_millis("ts").alias("source_timestamp"),
+        F.coalesce("kgroup", F.lit("")).alias("group"),
+        "key",
+        "value",
+    )
+    return sinks.conform(
+        bad.join(raw, ["p", "o"]).select(
+            F.lit("validate").alias("stage"),
+            F.col("expectation").alias("error_kind"),
+            F.concat_ws(".", "table_name", "column").alias("field_path"),
+            F.lit(None).cast("int").alias("byte_offset"),
+            F.concat(F.lit("failed "), "expectation").alias("message"),
+            "group",
+            F.lit(None).cast("string").alias("member_id"),
+            "key",
+            "value",
+            "source_topic",
+            F.col("p").alias("source_partition"),
+            F.col("o").alias("source_offset"),
+            "source_timestamp",
+            F.lit(detected_at).alias("quarantined_at"),
+        ),
+        tables.QUARANTINE,
     )

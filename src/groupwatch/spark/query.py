@@ -1,0 +1,293 @@
+"""The streaming query: Kafka source -> (JVM) split -> (Python) decode + analysis -> Delta.
+
+Every micro-batch runs :meth:`GroupwatchQuery.process_batch` through ``foreachBatch``:
+
+1. key bytes are taken apart in the JVM (:mod:`~groupwatch.spark.source`): offset commits,
+   most of the topic, never reach Python; they are aggregated per (group, topic) into
+   ``group_offsets`` (:mod:`~groupwatch.spark.offsets`);
+2. every other record goes, grouped by consumer group and in offset order, to the pure
+   :func:`groupwatch.processing.process_group` (:mod:`~groupwatch.spark.python_stage`) together
+   with the group's state from the previous batch (kept in the ``group_state`` Delta table, one
+   version per batch: :mod:`~groupwatch.spark.state_store`);
+3. the rows that come back are validated (:mod:`~groupwatch.spark.validation`) and written to
+   their tables, each write once per batch id (:mod:`~groupwatch.spark.writes`); the batch is
+   logged and counted (:mod:`~groupwatch.spark.batch_report`).
+
+This module only puts those steps in order.  State lives in Delta rather than in Spark's state
+store so that a replayed batch reads exactly the state the first attempt read (versions older
+than the batch), dashboards can see it, and no RocksDB provider is needed.  ``docs/job.md``
+explains the choice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Self
+
+from groupwatch import tables
+from groupwatch.config import Config
+from groupwatch.spark import (
+    batch_report,
+    offsets,
+    python_stage,
+    sinks,
+    source,
+    state_store,
+    writes,
+)
+from groupwatch.spark.batchlog import BatchLog
+from groupwatch.spark.pipelines import read_source
+from groupwatch.spark.python_stage import BatchProcessors, ProcessorFactory
+from groupwatch.spark.topic_names import TopicNames
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+    from pyspark.sql.types import StructType
+
+    from groupwatch.notify import Notifier
+    from groupwatch.spark.metrics import JobMetrics
+    from groupwatch.spark.validation import BatchValidator
+
+log = logging.getLogger("groupwatch.job")
+
+QUERY_NAME = "groupwatch"
+
+
+class GroupwatchQuery:
+    """The job's query and its batch function; one instance per running query."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        config: Config,
+        factory: ProcessorFactory,
+        *,
+        validator: BatchValidator | None = None,
+        metrics: JobMetrics | None = None,
+        validate_every: int = 1,
+        notifier: Notifier | None = None,
+    ) -> None:
+        self.spark = spark
+        self.config = config
+        self.factory = factory
+        self.validator = validator
+        self.metrics = metrics
+        self.validate_every = max(1, validate_every)
+        self.notifier = notifier
+        self._last_findings: dict[str, int] = {}
+        #: Completed by the query's progress (lag), see ``spark.metrics.ProgressListener``.
+        self.batch_log = BatchLog(log)
+        self._last_quarantine: dict[str, int] = {}
+        self._caught_up_check = source.CaughtUp(config.source.max_offsets_per_trigger)
+        #: topic id -> name from the brokers, refreshed by the driver (``topic_names``).
+        self.topic_names = TopicNames.of(spark, config)
+
+    @classmethod
+    def from_config(
+        cls,
+        spark: SparkSession,
+        config: Config,
+        *,
+        metrics: JobMetrics | None = None,
+        notifier: Notifier | None = None,
+    ) -> Self:
+        """The query as ``config`` sets it up: the pure processors built in each worker, and
+        Great Expectations every ``validation.every_n_batches`` batches (0: off)."""
+        from groupwatch.processors import build_processors
+
+        every = config.validation.every_n_batches
+        validator = None
+        if every > 0:
+            from groupwatch.spark.validation import BatchValidator
+
+            validator = BatchValidator(Path(config.validation.suites))
+        return cls(
+            spark,
+            config,
+            functools.partial(build_processors, config),
+            validator=validator,
+            metrics=metrics,
+            validate_every=max(1, every),
+            notifier=notifier,
+        )
+
+    @functools.cached_property
+    def _output_schemas(self) -> tuple[StructType, pa.Schema]:
+        """The Python stage's output schema, for Spark and as Arrow (parsed once per query)."""
+        return python_stage.output_schemas(self.spark)
+
+    # -- the query -----------------------------------------------------------------------------
+    def writer(self, *, once: bool) -> DataStreamWriter:
+        sinks.ensure_tables(self.spark, self.config)
+        rows = read_source(self.spark, self.config).select(*source.SOURCE_COLUMNS)
+        writer = (
+            rows.writeStream.foreachBatch(self.process_batch)
+            .option("checkpointLocation", self.config.checkpoint_path(QUERY_NAME))
+            .queryName(QUERY_NAME)
+        )
+        if once:
+            return writer.trigger(availableNow=True)
+        return writer.trigger(processingTime=self.config.job.trigger_interval)
+
+    # -- one micro-batch -----------------------------------------------------------------------
+    def process_batch(self, batch: DataFrame, batch_id: int) -> None:
+        started = time.monotonic()
+        detected_at = dt.datetime.now(tz=dt.UTC)
+        split = source.split(batch)
+        df = split.mine
+        try:
+            stats = source.stats(split)
+            if not stats.counts:
+                return
+            quiescent = self._caught_up(batch, stats.rows, stats.partitions)
+            malformed = None
+            if stats.has_commits:
+                malformed = self._write_offsets(df, batch_id)
+            written: dict[str, int] = {}
+            self._last_findings, self._last_quarantine = {}, {}
+            due = self._due_groups(batch_id, stats.clocks)
+            if stats.has_others or malformed is not None or due:
+                # Most batches of a quiet cluster hold well-formed offset commits only: no
+                # Python, no state version, no empty commits.
+                written = self._analyze(
+                    df, batch_id, detected_at, stats.clocks, due, malformed, quiescent=quiescent
+                )
+            # The stream's own clock (newest record time of the batch) decides silence, so a
+            # backlog of old records does not expire every group it has not reached yet.
+            clock = max(stats.clocks.values(), default=None)
+            if clock is not None:
+                self._maintain_state(batch_id, clock)
+        finally:
+            split.read.unpersist()
+        batch_report.report(
+            self.batch_log,
+            self.metrics,
+            batch_report.BatchReport(
+                batch_id=batch_id,
+                counts=stats.counts,
+                written=written,
+                findings=self._last_findings,
+                quarantined=self._last_quarantine,
+                seconds=time.monotonic() - started,
+            ),
+        )
+
+    # The steps of a batch, one method each (bench/bench_job.py clocks them).
+    def _caught_up(self, batch: DataFrame, rows: int, partitions: int) -> bool:
+        """Whether the batch read everything available (see :class:`source.CaughtUp`)."""
+        return self._caught_up_check(batch, rows, partitions)
+
+    def _write_offsets(self, df: DataFrame, batch_id: int) -> Column | None:
+        return offsets.merge_commits(self.spark, self.config, df, batch_id)
+
+    def _due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
+        return state_store.due_groups(self.spark, self.config, batch_id, clocks)
+
+    def _analyze(
+        self,
+        df: DataFrame,
+        batch_id: int,
+        detected_at: dt.datetime,
+        clocks: dict[int, int],
+        due: list[str],
+        malformed_commits: Column | None = None,
+        *,
+        quiescent: bool = False,
+    ) -> dict[str, int]:
+        """The Python stage over the batch's groups (those with records and those ``due``),
+        then its rows written; rows written per table."""
+        records = source.python_records(df, malformed_commits)
+        groups = records.select("group").distinct()
+        if due:
+            groups = groups.unionByName(
+                self.spark.createDataFrame([(g,) for g in due], "group string")
+            ).distinct()
+        records = records.unionByName(
+            source.first_commits(df, groups).select(*source.RECORD_COLUMNS)
+        )
+        state = state_store.prior_state(self.spark, self.config, groups, batch_id)
+        processors = BatchProcessors(self.factory, self.topic_names.current())
+        out = python_stage.run(
+            records, state, processors, self._output_schemas, detected_at, clocks, quiescent
+        ).persist()
+        try:
+            return self._write_outputs(out, batch_id, detected_at, df)
+        finally:
+            out.unpersist()
+
+    def _tally(self, out: DataFrame) -> writes.Tally:
+        return writes.tally(out)
+
+    def _write_outputs(
+        self, out: DataFrame, batch_id: int, detected_at: dt.datetime, read: DataFrame
+    ) -> dict[str, int]:
+        """Write each table that has rows; every write is skipped if this batch already did it.
+
+        ``read`` is the batch's persisted source rows (validation quarantines their bytes)."""
+        tally = self._tally(out)
+        counts = dict(tally.counts)
+        self._last_quarantine = dict(tally.quarantine)
+        if counts.get(tables.FINDINGS.name):
+            writes.write_findings(self.spark, self.config, out, batch_id)
+        rows = writes.batch_rows(out)
+        if self.validator is not None and batch_id % self.validate_every == 0:
+            extra = self._validate(
+                batch_id, rows.snapshots, rows.members, read, detected_at, counts
+            )
+            if extra is not None:
+                extra = extra.persist()
+                rejected = extra.count()
+                rows = writes.BatchRows(
+                    rows.snapshots, rows.members, rows.quarantine.unionByName(extra)
+                )
+                counts["quarantine"] = counts.get("quarantine", 0) + rejected
+                self._last_quarantine["validate"] = rejected
+        writes.write_tables(self.spark, self.config, out, rows, counts, batch_id)
+        self._last_findings = batch_report.findings_by_severity(tally.findings)
+        batch_report.count_findings(self.metrics, tally.findings)
+        if self.notifier is not None:
+            # Findings and snapshots of one batch go together: a snapshot without findings
+            # is what resolves a group's open alerts. Delivery never blocks the batch.
+            found = writes.table_rows(out, tables.FINDINGS).collect() if tally.findings else []
+            snaps = rows.snapshots.select(
+                "group", "generation", "tombstone", "source_timestamp", "source_offset"
+            ).collect()
+            self.notifier.process(found, snaps)
+        return counts
+
+    def _validate(
+        self,
+        batch_id: int,
+        snapshots: DataFrame,
+        members: DataFrame,
+        read: DataFrame,
+        detected_at: dt.datetime,
+        counts: dict[str, int],
+    ) -> DataFrame | None:
+        from groupwatch.spark.validation import validate_batch
+
+        assert self.validator is not None
+        return validate_batch(
+            self.spark,
+            self.config,
+            self.validator,
+            batch_id,
+            snapshots,
+            members,
+            read,
+            detected_at,
+            counts,
+        )
+
+    def _maintain_state(self, batch_id: int, clock_ms: int) -> None:
+        """Every N-th batch: state versions no batch will read again dropped, and the state of
+        deleted and silent groups (:func:`state_store.maintain`)."""
+        done = state_store.maintain(self.spark, self.config, batch_id, clock_ms)
+        if done is not None and self.metrics is not None:
+            self.metrics.state_groups.set(done.kept)

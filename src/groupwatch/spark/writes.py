@@ -1,0 +1,143 @@
+"""The Python stage's output, tallied and written to its tables, each write once per batch.
+
+The output (persisted by the caller) holds every table's rows (:mod:`groupwatch.spark.output`);
+:func:`tally` counts them in one Spark job, and only tables with rows are written.  Every write
+carries the batch's transaction id, so a replayed batch skips what its first attempt wrote.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from groupwatch import tables
+from groupwatch.config import Config
+from groupwatch.spark import output, sinks
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+log = logging.getLogger("groupwatch.job")
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The output's rows per table, findings per (kind, severity), quarantine rows per stage."""
+
+    counts: dict[str, int]
+    findings: dict[tuple[str, str], int]
+    quarantine: dict[str, int]
+
+
+@dataclass(frozen=True)
+class BatchRows:
+    """The rows of the tables a batch appends to (lazy frames over the output)."""
+
+    snapshots: DataFrame
+    members: DataFrame
+    quarantine: DataFrame
+
+
+def table_rows(out: DataFrame, table: tables.Table) -> DataFrame:
+    """The table's rows of the Python stage's output."""
+    from pyspark.sql import functions as F
+
+    fields = [
+        F.col(f"`{table.name}`.`{c.name}`").alias(c.name) for c in output.struct_columns(table)
+    ]
+    extra = [F.col(c) for c in output.RAW_COLUMNS if c in table.column_names]
+    return out.where(F.col("tbl") == table.name).select(*fields, *extra)
+
+
+def batch_rows(out: DataFrame) -> BatchRows:
+    """Snapshots, member assignments and quarantine rows of the output."""
+    return BatchRows(
+        snapshots=table_rows(out, tables.GROUP_SNAPSHOTS),
+        members=table_rows(out, tables.MEMBER_ASSIGNMENTS),
+        quarantine=table_rows(out, tables.QUARANTINE),
+    )
+
+
+def tally(out: DataFrame) -> Tally:
+    """Rows per table, findings per (kind, severity), quarantine rows per stage: one job."""
+    from pyspark.sql import functions as F
+
+    def field(table: tables.Table, name: str) -> Column:
+        return F.col(f"`{table.name}`.`{name}`")
+
+    counts: dict[str, int] = {}
+    findings: dict[tuple[str, str], int] = {}
+    stages: dict[str, int] = {}
+    rows = out.groupBy(
+        "tbl",
+        field(tables.FINDINGS, "kind").alias("kind"),
+        field(tables.FINDINGS, "severity").alias("severity"),
+        field(tables.QUARANTINE, "stage").alias("stage"),
+    ).count()
+    for row in rows.collect():
+        table, n = row["tbl"], row["count"]
+        counts[table] = counts.get(table, 0) + n
+        if table == tables.FINDINGS.name:
+            findings[(row["kind"], row["severity"])] = n
+        elif table == tables.QUARANTINE.name:
+            stages[row["stage"]] = n
+    return Tally(counts=counts, findings=findings, quarantine=stages)
+
+
+def write_findings(spark: SparkSession, config: Config, out: DataFrame, batch_id: int) -> None:
+    """MERGE the output's findings (insert only) into ``findings``.
+
+    Findings go first and alone: they are what alerts and on-call wait for, and every table's
+    write is skipped on replay by its own transaction id, so the order of the writes does not
+    matter for exactly-once.
+    """
+    findings = table_rows(out, tables.FINDINGS)
+    sinks.run_once(
+        spark,
+        sinks.merge(spark, findings, tables.FINDINGS, config, update=False),
+        sinks.APP_ID,
+        batch_id,
+    )
+
+
+def write_tables(
+    spark: SparkSession,
+    config: Config,
+    out: DataFrame,
+    rows: BatchRows,
+    counts: dict[str, int],
+    batch_id: int,
+) -> None:
+    """Append snapshots, member assignments and quarantine rows, MERGE ownership intervals and
+    append the state versions: in turn, each table only if it has rows (state always)."""
+    from pyspark.sql import functions as F
+
+    writes: dict[str, Callable[[], object]] = {}
+    for frame, table in (
+        (rows.snapshots, tables.GROUP_SNAPSHOTS),
+        (rows.members, tables.MEMBER_ASSIGNMENTS),
+        (rows.quarantine, tables.QUARANTINE),
+    ):
+        if counts.get(table.name):
+            writes[table.name] = functools.partial(
+                sinks.append_once, frame, table, config, sinks.APP_ID, batch_id
+            )
+    if counts.get(tables.PARTITION_OWNERSHIP.name):
+        ownership = table_rows(out, tables.PARTITION_OWNERSHIP)
+        writes[tables.PARTITION_OWNERSHIP.name] = sinks.merge(
+            spark, ownership, tables.PARTITION_OWNERSHIP, config
+        )
+    states = table_rows(out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
+    writes[tables.GROUP_STATE.name] = functools.partial(
+        sinks.append_once, states, tables.GROUP_STATE, config, sinks.APP_ID, batch_id
+    )
+    with sinks.transaction(spark, sinks.APP_ID, batch_id):
+        seconds = sinks.run_in_order(writes)
+    log.debug(
+        "batch %d: writes took %s",
+        batch_id,
+        ", ".join(f"{name} {s:.1f}s" for name, s in sorted(seconds.items())),
+    )
