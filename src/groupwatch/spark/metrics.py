@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
-from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.sql.streaming.listener import StreamingQueryListener
 
 from groupwatch.detect.catalogue import CATALOGUE
 from groupwatch.spark.batchlog import BatchLog

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from groupwatch import tables
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 

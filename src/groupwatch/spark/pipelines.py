@@ -9,7 +9,7 @@ from groupwatch.config import Config
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 #: Kafka options Spark's source refuses or that the job sets itself.
 _RESERVED = {

@@ -19,6 +19,7 @@ from groupwatch.bootstrap import BootstrapError
 from groupwatch.config import Config
 from groupwatch.errors import GroupwatchError
 from groupwatch.spark.pipelines import kafka_source_options
+from groupwatch.spark.session import driver_jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -33,7 +34,7 @@ class SourceUnreachable(GroupwatchError, RuntimeError):
 def quiet_kafka_client(spark: SparkSession, *, verbose: bool) -> None:
     """The driver's Kafka clients (the source's offset reader, the check below) log only errors
     unless ``verbose``; with it they log as Spark's level allows."""
-    jvm = spark.sparkContext._jvm
+    jvm = driver_jvm(spark)
     level = jvm.org.apache.logging.log4j.Level.getLevel("WARN" if verbose else "ERROR")
     jvm.org.apache.logging.log4j.core.config.Configurator.setLevel("org.apache.kafka", level)
 
@@ -53,7 +54,7 @@ def admin_properties(
 ) -> Any:
     """``java.util.Properties`` for Kafka's Admin client in the driver's JVM: every ``kafka.*``
     option the source gets (servers, security, SASL, SSL), with ``client_id`` and timeouts."""
-    jvm = spark.sparkContext._jvm
+    jvm = driver_jvm(spark)
     props = jvm.java.util.Properties()
     for key, value in options.items():
         if key.startswith("kafka."):
@@ -76,7 +77,7 @@ def check_source(spark: SparkSession, config: Config) -> None:
     except (BootstrapError, ValueError) as exc:
         raise SourceUnreachable(str(exc)) from None
     bootstrap = options["kafka.bootstrap.servers"]
-    jvm = spark.sparkContext._jvm
+    jvm = driver_jvm(spark)
     props = admin_properties(spark, options, "groupwatch-check", timeout)
     admin_pkg = jvm.org.apache.kafka.clients.admin
     log.info("checking that %s answers and has %s", bootstrap, config.source.topic)

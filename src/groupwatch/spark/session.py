@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from groupwatch import paths
 from groupwatch.config import Config
@@ -136,9 +136,9 @@ def build_session(config: Config) -> SparkSession:
 
 def missing_jars(spark: SparkSession) -> list[str]:
     """The required jars whose classes the driver cannot load."""
-    from py4j.protocol import Py4JJavaError
+    from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
 
-    jvm = spark.sparkContext._jvm
+    jvm = driver_jvm(spark)
     loader = jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
     missing = []
     for name, jar in REQUIRED_CLASSES.items():
@@ -147,3 +147,11 @@ def missing_jars(spark: SparkSession) -> list[str]:
         except Py4JJavaError:
             missing.append(f"{jar}*.jar")
     return missing
+
+
+def driver_jvm(spark: SparkSession) -> Any:
+    """The driver's JVM as Py4J sees it (untyped: its packages are looked up by name)."""
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        raise SparkSetupError("the Spark session has no JVM: its context was stopped")
+    return jvm
