@@ -1,0 +1,104 @@
+"""Rules on completeness and balance: partitions nobody got, Kafka's balance definition, and
+the distance to what Kafka's assignor computes."""
+
+from __future__ import annotations
+
+from groupwatch.detect.expected import Expected, balance_problems
+from groupwatch.detect.findings import Finding, tp_list
+from groupwatch.detect.rules.facts import TP, Facts
+
+
+def unassigned(f: Facts) -> list[Finding]:
+    if any(m.assignment_error is not None for m in f.snap.members):
+        return []
+    withheld: set[TP] = set()
+    if f.cooperative or f.withholding_seen:
+        # A correct cooperative leader leaves a partition out for one round while its
+        # previous owner revokes it: it is still claimed by someone.
+        withheld.update(f.claimants)
+        if isinstance(f.expected, Expected):
+            withheld.update(f.expected.withheld)
+    topics = sorted({t for m in f.snap.members if m.subscription_error is None for t in m.topics})
+    out = []
+    for topic in topics:
+        count = f.counts.get(topic, 0)
+        missing = [
+            (topic, p)
+            for p in range(count)
+            if (topic, p) not in f.assignees and (topic, p) not in withheld
+        ]
+        if not missing:
+            continue
+        out.append(
+            f.finding(
+                "unassigned_partitions",
+                f"{len(missing)} of {count} partitions of {topic} are assigned to nobody",
+                topic=topic,
+                members=tuple(m.member_id for m in f.snap.members if topic in m.topics),
+                partitions=tuple(missing),
+                evidence={
+                    "partition_count": count,
+                    "partition_count_source": f.count_sources.get(topic, "unknown"),
+                    "withheld_for_revocation": tp_list(tp for tp in withheld if tp[0] == topic),
+                },
+            )
+        )
+    return out
+
+
+def imbalanced(f: Facts) -> list[Finding]:
+    if not f.sticky or any(m.assignment_error is not None for m in f.snap.members):
+        return []
+    # Judge only complete rounds: partitions withheld by a cooperative leader (or missing)
+    # make any intermediate assignment look unbalanced.
+    for topic in {t for m in f.snap.members for t in m.topics}:
+        if any((topic, p) not in f.assignees for p in range(f.counts.get(topic, 0))):
+            return []
+    actual = {m.member_id: list(dict.fromkeys(m.assigned)) for m in f.snap.members}
+    subscriptions = {m.member_id: list(m.topics) for m in f.snap.members}
+    problems = balance_problems(actual, subscriptions, f.counts)
+    if not problems:
+        return []
+    return [
+        f.finding(
+            "imbalanced_assignment",
+            f"the assignment of generation {f.snap.generation} is not balanced: {problems[0]}",
+            members=tuple(actual),
+            evidence={
+                "violations": problems[:20],
+                "sizes": {m: len(tps) for m, tps in actual.items()},
+            },
+        )
+    ]
+
+
+def sticky_divergence(f: Facts) -> list[Finding]:
+    if not isinstance(f.expected, Expected):
+        return []
+    differs: dict[str, dict[str, object]] = {}
+    changed: set[TP] = set()
+    for m in f.snap.members:
+        actual = set(m.assigned)
+        expected = set(f.expected.assignment.get(m.member_id, frozenset()))
+        if actual != expected:
+            differs[m.member_id] = {
+                "actual_only": tp_list(actual - expected),
+                "expected_only": tp_list(expected - actual),
+            }
+            changed |= actual ^ expected
+    if not differs:
+        return []
+    return [
+        f.finding(
+            "sticky_divergence",
+            f"{len(changed)} partition(s) of {len(differs)} member(s) differ from what Kafka's "
+            f"current {f.snap.protocol} assignor computes",
+            members=tuple(differs),
+            partitions=tuple(sorted(changed)),
+            evidence={
+                "members": differs,
+                "expected_withheld": tp_list(f.expected.withheld),
+                "assignor_path": f.expected.path,
+            },
+        )
+    ]
