@@ -113,34 +113,35 @@ def member_row(
     readers of the table see the member end there instead of lingering until the group goes.
     """
     member = state.members.get(member_id)
+    meta = None if member is None else member.meta  # a leave tombstones it after the 8
+    who = {
+        "group": group,
+        "group_type": state.group_type.value,
+        "generation": state.group_epoch,
+        "member_id": member_id,
+        "client_id": None if meta is None else meta.client_id,
+        "client_host": None if meta is None else meta.client_host,
+        "group_instance_id": None if meta is None else meta.instance_id,
+        "rebalance_timeout": None if meta is None else meta.rebalance_timeout_ms,
+    }
     if member is None or member.current is None:
         return {
-            "group": group,
-            "group_type": state.group_type.value,
-            "generation": state.group_epoch,
-            "member_id": member_id,
+            **who,
             "member_epoch": None,
             "member_state": None,
             "assignment": [],
             "pending_revocation": [],
             **source,
         }
-    current, meta = member.current, member.meta
+    current = member.current
     return {
-        "group": group,
-        "group_type": state.group_type.value,
-        "generation": state.group_epoch,
-        "member_id": member_id,
+        **who,
         "member_epoch": current.member_epoch,
         "member_state": member_state_name(state, current),
         "assignment": _tps(state, current.assigned, names),
         "pending_revocation": _tps(state, current.pending, names),
         "target": None if member.target is None else _tps(state, member.target.slots, names),
         "topics": None if meta is None else sorted(state.subscribed(meta)),
-        "client_id": None if meta is None else meta.client_id,
-        "client_host": None if meta is None else meta.client_host,
-        "group_instance_id": None if meta is None else meta.instance_id,
-        "rebalance_timeout": None if meta is None else meta.rebalance_timeout_ms,
         **source,
     }
 

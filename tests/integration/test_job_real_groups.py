@@ -174,6 +174,12 @@ def test_a_kip848_group_lands_in_delta_by_member_epoch(
         key=lambda r: r.source_offset,
     )
     assert rows and {r.group_type for r in rows} == {"consumer"}
+    # The member that left ends with a row of no epoch and no state (its record's tombstone).
+    departed = [r for r in rows if r.member_epoch is None]
+    assert len(departed) == 1 and departed[0].member_state is None
+    assert not departed[0].assignment and not departed[0].pending_revocation
+    assert departed[0].client_id is not None and departed[0].client_id not in modern_group
+    rows = [r for r in rows if r.member_epoch is not None]
     assert {r.member_state for r in rows} <= {"STABLE", "UNREVOKED", "UNRELEASED"}
     # Scale-outs: an old member gives partitions up (UNREVOKED, pending) before the new one
     # gets them (UNRELEASED while it waits).
