@@ -98,3 +98,84 @@ def test_the_walk_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
         "groupwatch.spark",
         "groupwatch.spark.keys",
     }
+
+
+#: Every top-level module or package of groupwatch and its layer (docs/architecture.md): a
+#: module imports only from layers below its own, or from its own package.  Development
+#: tooling sits apart: it may use the product, the product never imports it.
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "paths": 0,
+    "locations": 0,
+    "stopping": 0,
+    "protocol": 1,
+    "bootstrap": 1,
+    "assignor": 2,
+    "detect": 3,
+    "tables": 4,
+    "ownership": 4,
+    "modern_rows": 4,
+    "processing": 5,
+    "config": 5,
+    "processors": 6,
+    "config_cli": 6,
+    "deltaread": 7,
+    "notify": 8,
+    "spark": 9,
+    "dashboard": 9,
+    "job": 10,
+    "config_command": 10,
+    "cli": 11,
+}
+#: Development tooling's own order: the demo drives the broker and the scenario library.
+DEV_LAYERS: dict[str, int] = {"broker": 12, "scenarios": 12, "demo": 13}
+assert set(DEV_LAYERS) == {t.split(".")[1] for t in TOOLING}
+
+
+def top_level(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else "__init__"
+
+
+def all_modules(pkg: Path = PKG) -> list[str]:
+    out = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        out.append(".".join(("groupwatch", *parts)))
+    return out
+
+
+def layer_violations(pkg: Path = PKG) -> list[str]:
+    bad = []
+    for module in all_modules(pkg):
+        own = top_level(module)
+        if own == "__init__":
+            continue
+        mine = LAYERS.get(own, DEV_LAYERS.get(own))
+        if mine is None:
+            bad.append(f"{module}: its package {own!r} has no layer in LAYERS")
+            continue
+        for imported in sorted(groupwatch_imports(module, pkg)):
+            other = top_level(imported)
+            if other in ("__init__", own):
+                continue
+            theirs = LAYERS.get(other, DEV_LAYERS.get(other))
+            if theirs is None or theirs >= mine:
+                bad.append(f"{module} (layer {mine}) imports {imported} (layer {theirs})")
+    return bad
+
+
+def test_every_import_points_down() -> None:
+    assert layer_violations() == []
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "groupwatch"
+    (pkg / "detect").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "detect" / "__init__.py").write_text("")
+    (pkg / "config.py").write_text("")
+    (pkg / "detect" / "probe.py").write_text("def f():\n    from groupwatch import config\n")
+    assert layer_violations(pkg) == [
+        "groupwatch.detect.probe (layer 3) imports groupwatch.config (layer 5)"
+    ]

@@ -33,12 +33,10 @@ class BatchReport:
 
 def records_by_name(counts: dict[int | None, int]) -> dict[str, int]:
     """Record counts per record type name (``type_<n>`` for types without one)."""
-    by_type = {
-        RECORD_NAMES.get(k, f"type_{k}" if k is not None else "unreadable_key"): v
-        for k, v in counts.items()
-    }
+    # Types 0 and 1 share a name: their counts add up.
     merged: dict[str, int] = {}
-    for name, n in by_type.items():
+    for k, n in counts.items():
+        name = RECORD_NAMES.get(k, f"type_{k}" if k is not None else "unreadable_key")
         merged[name] = merged.get(name, 0) + n
     return merged
 
