@@ -25,8 +25,9 @@ def test_every_rule_has_a_runbook_and_a_dashboard_link() -> None:
 def test_promtool_checks_the_rules() -> None:
     promtool = need("promtool", "prometheus")
     files = sorted(str(p) for p in ALERTS.glob("*.yml"))
-    out = subprocess.run([promtool, "check", "rules", *files], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [promtool, "check", "rules", *files], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -34,6 +35,11 @@ def test_promtool_rule_unit_tests_pass() -> None:
     promtool = need("promtool", "prometheus")
     tests = sorted(str(p.name) for p in (ALERTS / "tests").glob("*.yml"))
     assert tests
-    out = subprocess.run([promtool, "test", "rules", *tests], capture_output=True, text=True,
-                         timeout=120, cwd=ALERTS / "tests")
+    out = subprocess.run(
+        [promtool, "test", "rules", *tests],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ALERTS / "tests",
+    )
     assert out.returncode == 0, out.stdout + out.stderr

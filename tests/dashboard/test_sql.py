@@ -14,8 +14,7 @@ from tests.dashboard.scenario import GROUP, build
 pytestmark = pytest.mark.spark
 SQL = Path(__file__).resolve().parents[2] / "dashboards" / "sql"
 #: The tables the queries read (creating all eight costs Spark time for nothing).
-NEEDED = ("group_snapshots", "member_assignments", "partition_ownership", "findings",
-          "quarantine")
+NEEDED = ("group_snapshots", "member_assignments", "partition_ownership", "findings", "quarantine")
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +27,10 @@ def delta_root(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
         part = f" PARTITIONED BY ({', '.join(table.partition_by)})" if table.partition_by else ""
         spark.sql(f"CREATE TABLE delta.`{root / name}` ({table.ddl}) USING DELTA{part}")
         cols = ", ".join(f"`{c}`" for c in table.column_names)
-        spark.sql(f"INSERT INTO delta.`{root / name}` ({cols}) "
-                  f"SELECT {cols} FROM delta.`{rs_root / name}`")
+        spark.sql(
+            f"INSERT INTO delta.`{root / name}` ({cols}) "
+            f"SELECT {cols} FROM delta.`{rs_root / name}`"
+        )
     return str(root)
 
 
@@ -42,10 +43,15 @@ def run(spark: Any, name: str, root: str, **params: str) -> list[dict[str, Any]]
 
 
 def test_every_sql_file_is_tested() -> None:
-    tested = {"critical_groups_this_week.sql", "partition_owner_at_time.sql",
-              "rebalances_per_group_per_day.sql", "members_on_old_protocol_versions.sql",
-              "open_overlaps_now.sql", "findings_by_kind_per_day.sql",
-              "quarantine_by_error_kind.sql"}
+    tested = {
+        "critical_groups_this_week.sql",
+        "partition_owner_at_time.sql",
+        "rebalances_per_group_per_day.sql",
+        "members_on_old_protocol_versions.sql",
+        "open_overlaps_now.sql",
+        "findings_by_kind_per_day.sql",
+        "quarantine_by_error_kind.sql",
+    }
     assert {p.name for p in SQL.glob("*.sql")} == tested
 
 
@@ -56,12 +62,26 @@ def test_critical_groups_this_week(spark: Any, delta_root: str) -> None:
 
 def test_partition_owner_at_time(spark: Any, delta_root: str) -> None:
     def owners(at: str) -> list[str]:
-        rows = run(spark, "partition_owner_at_time.sql", delta_root, group=f"'{GROUP}'",
-                   topic="'orders'", partition="0", at=at)
+        rows = run(
+            spark,
+            "partition_owner_at_time.sql",
+            delta_root,
+            group=f"'{GROUP}'",
+            topic="'orders'",
+            partition="0",
+            at=at,
+        )
         return [r["member_id"] for r in rows]
 
-    rows = run(spark, "partition_owner_at_time.sql", delta_root, group=f"'{GROUP}'",
-               topic="'orders'", partition="0", at="current_timestamp()")
+    rows = run(
+        spark,
+        "partition_owner_at_time.sql",
+        delta_root,
+        group=f"'{GROUP}'",
+        topic="'orders'",
+        partition="0",
+        at="current_timestamp()",
+    )
     assert sorted(r["member_id"] for r in rows) == ["c1-aaa", "c2-bbb"]  # the overlap
     # 17 minutes ago (between generations 1 and 2 of the fixture) only c1 owned it
     assert owners("current_timestamp() - INTERVAL 17 MINUTES") == ["c1-aaa"]
@@ -82,8 +102,7 @@ def test_members_on_old_protocol_versions(spark: Any, delta_root: str) -> None:
     rows = run(spark, "members_on_old_protocol_versions.sql", delta_root)
     # payments' latest generation is all on v3; orders-etl's members still send v1
     assert {r["group"] for r in rows} == {GROUP, "billing"}
-    assert all(r["subscription_version"] == 1 and r["newest_version_in_fleet"] == 3
-               for r in rows)
+    assert all(r["subscription_version"] == 1 and r["newest_version_in_fleet"] == 3 for r in rows)
 
 
 def test_open_overlaps_now(spark: Any, delta_root: str) -> None:
@@ -100,4 +119,6 @@ def test_findings_by_kind_per_day(spark: Any, delta_root: str) -> None:
 def test_quarantine_by_error_kind(spark: Any, delta_root: str) -> None:
     rows = run(spark, "quarantine_by_error_kind.sql", delta_root)
     assert [(r["error_kind"], r["records"]) for r in rows] == [
-        ("truncated", 2), ("unknown_version", 1)]
+        ("truncated", 2),
+        ("unknown_version", 1),
+    ]

@@ -152,7 +152,12 @@ class Fleet:
 
     # -- starting members, one function per client ------------------------------------------
     def java(
-        self, name: str, group: str, topics: Sequence[str], assignor: str, instance: str | None,
+        self,
+        name: str,
+        group: str,
+        topics: Sequence[str],
+        assignor: str,
+        instance: str | None,
         protocol: str = "classic",
     ) -> Member:
         with self._lock:
@@ -162,11 +167,23 @@ class Fleet:
         return JavaMember(name, self._java)
 
     def python(
-        self, client: str, name: str, group: str, topics: Sequence[str], assignor: str,
+        self,
+        client: str,
+        name: str,
+        group: str,
+        topics: Sequence[str],
+        assignor: str,
         instance: str | None,
     ) -> Member:
-        argv = [sys.executable, str(PYMEMBER), client, self.bootstrap, group, ",".join(topics),
-                assignor]
+        argv = [
+            sys.executable,
+            str(PYMEMBER),
+            client,
+            self.bootstrap,
+            group,
+            ",".join(topics),
+            assignor,
+        ]
         return self._start(name, argv + ([instance] if instance else []))
 
     def go(
@@ -174,8 +191,17 @@ class Fleet:
     ) -> Member:
         exe = go_client()
         _require(exe, "the Go client (franz-go)")
-        argv = [str(exe), "-bootstrap", self.bootstrap, "-group", group,
-                "-topics", ",".join(topics), "-balancer", assignor]
+        argv = [
+            str(exe),
+            "-bootstrap",
+            self.bootstrap,
+            "-group",
+            group,
+            "-topics",
+            ",".join(topics),
+            "-balancer",
+            assignor,
+        ]
         return self._start(name, argv + (["-instance", instance] if instance else []))
 
     def streams(self, name: str, application_id: str, topic: str, protocol: str) -> Member:
@@ -185,10 +211,21 @@ class Fleet:
         # One state folder per instance name (a restart reuses it, as a real redeploy does).
         state = self.workdir / "streams-state" / name.removesuffix("-restarted")
         state.mkdir(parents=True, exist_ok=True)
-        argv = [java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
-                f"-Dlog4j2.configurationFile={self._quiet_log4j()}",
-                "-cp", f"{paths.jars_dir('kafka')}/*", "groupwatch.fleet.StreamsApp",
-                self.bootstrap, application_id, topic, protocol, str(state), name]
+        argv = [
+            java,
+            "-Xmx256m",
+            "-XX:TieredStopAtLevel=1",
+            f"-Dlog4j2.configurationFile={self._quiet_log4j()}",
+            "-cp",
+            f"{paths.jars_dir('kafka')}/*",
+            "groupwatch.fleet.StreamsApp",
+            self.bootstrap,
+            application_id,
+            topic,
+            protocol,
+            str(state),
+            name,
+        ]
         return self._start(name, argv)
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -230,7 +267,7 @@ def wait_covered(
     while True:
         owned = [m.owned() for m in members]
         flat = [p for o in owned for p in o]
-        if len(flat) == partitions == len(set(flat)) and all(owned[: partitions]):
+        if len(flat) == partitions == len(set(flat)) and all(owned[:partitions]):
             return time.monotonic() - start
         if time.monotonic() > deadline:
             for m in members:

@@ -70,26 +70,37 @@ GROUPS: tuple[GroupSpec, ...] = (
     GroupSpec("fleet-java-range", "Java 4.3.1 classic", "range", True, _java),
     GroupSpec("fleet-java-coop", "Java 4.3.1 classic", "cooperative-sticky", True, _java),
     GroupSpec(
-        "fleet-java-consumer", "Java 4.3.1 group.protocol=consumer", "uniform", True,
+        "fleet-java-consumer",
+        "Java 4.3.1 group.protocol=consumer",
+        "uniform",
+        True,
         _java_consumer,
     ),
     GroupSpec(
-        "fleet-rdkafka-coop", "librdkafka (confluent-kafka 2.16.1)", "cooperative-sticky", True,
+        "fleet-rdkafka-coop",
+        "librdkafka (confluent-kafka 2.16.1)",
+        "cooperative-sticky",
+        True,
         _confluent,
     ),
     GroupSpec(
-        "fleet-rdkafka-range-rr", "librdkafka (confluent-kafka 2.16.1)", "range,roundrobin", True,
+        "fleet-rdkafka-range-rr",
+        "librdkafka (confluent-kafka 2.16.1)",
+        "range,roundrobin",
+        True,
         _confluent,
     ),
     GroupSpec("fleet-kpy-sticky", "kafka-python 3.0.12", "sticky", True, _kafka_python),
-    GroupSpec(
-        "fleet-kpy-coop", "kafka-python 3.0.12", "cooperative-sticky", True, _kafka_python
-    ),
+    GroupSpec("fleet-kpy-coop", "kafka-python 3.0.12", "cooperative-sticky", True, _kafka_python),
     GroupSpec("fleet-go-coop", "franz-go 1.22.2", "cooperative-sticky", True, _go),
     # Streams: dynamic members (a Streams instance is identified by its state, not an
     # instance id); the application id is the group.
     GroupSpec(
-        "fleet-streams", "Kafka Streams 4.3.1 (classic protocol)", "stream", False, _streams,
+        "fleet-streams",
+        "Kafka Streams 4.3.1 (classic protocol)",
+        "stream",
+        False,
+        _streams,
         topics=(STREAMS_TOPIC,),
     ),
 )

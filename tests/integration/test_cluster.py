@@ -249,9 +249,7 @@ def test_readme_recipe_on_a_standalone_cluster_equals_a_local_run(
 ) -> None:
     local, remote = tmp_path / "local", tmp_path / "remote"
     local_conf, remote_conf = tmp_path / "local.toml", tmp_path / "remote.toml"
-    local_conf.write_text(
-        _config(broker, mirror, str(local / "delta"), str(local / "checkpoints"))
-    )
+    local_conf.write_text(_config(broker, mirror, str(local / "delta"), str(local / "checkpoints")))
     remote_conf.write_text(
         _config(broker, mirror, (remote / "delta").as_uri(), (remote / "checkpoints").as_uri())
     )

@@ -141,9 +141,7 @@ def _kubernetes_jar_strings() -> bytes:
     jars = list((Path(pyspark.__file__).parent / "jars").glob("spark-kubernetes_*.jar"))
     assert len(jars) == 1, jars
     with zipfile.ZipFile(jars[0]) as jar:
-        return b"\n".join(
-            jar.read(name) for name in jar.namelist() if name.endswith(".class")
-        )
+        return b"\n".join(jar.read(name) for name in jar.namelist() if name.endswith(".class"))
 
 
 def test_entrypoint_uses_only_names_sparks_kubernetes_scheduler_defines() -> None:

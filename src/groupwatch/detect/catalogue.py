@@ -348,4 +348,3 @@ CATALOGUE: tuple[Kind, ...] = (
 )
 
 KINDS: dict[str, Kind] = {k.name: k for k in CATALOGUE}
-

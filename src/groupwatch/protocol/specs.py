@@ -679,4 +679,3 @@ RECORD_TYPES: dict[int, RecordType] = {
         ),
     )
 }
-

@@ -110,9 +110,7 @@ def build_session(config: Config) -> SparkSession:
     builder = SparkSession.builder.appName(config.job.app_name)
     if launched_by_submitter():
         given = _submitted_keys()
-        settings = {
-            k: v for k, v in base_settings(config, local=False).items() if k not in given
-        }
+        settings = {k: v for k, v in base_settings(config, local=False).items() if k not in given}
     else:
         # Python workers must run the interpreter that has groupwatch installed, not whatever
         # python3 is first on PATH; PySpark reads this when the context starts. (A cluster's
