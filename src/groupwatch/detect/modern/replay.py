@@ -21,6 +21,7 @@ from groupwatch.detect.modern.model import (
     ModernRecord,
     RecordRole,
     RegexTopics,
+    Slot,
     Target,
     TopicNames,
 )
@@ -76,6 +77,34 @@ def _epochs(state: ModernState, rec: ModernRecord, value: Epoch | None) -> Moder
     return replace(state, group_epoch=ge, assignment_epoch=ae, epoch_behind_since_ms=behind)
 
 
+def _handover(
+    kind: str,
+    rec: ModernRecord,
+    member_id: str,
+    after: Current,
+    previous: Holder,
+    slot: Slot,
+    topic: str,
+    detail: str,
+    evidence: dict[str, object],
+) -> Finding:
+    """A finding about ``member_id`` receiving ``slot`` from ``previous``."""
+    return Finding(
+        kind=kind,
+        group=rec.group,
+        generation=after.member_epoch,
+        detail=f"member {member_id} received {topic}-{slot[1]} at epoch {after.member_epoch}"
+        + detail,
+        source=rec.source,
+        topic=topic,
+        partition=slot[1],
+        member=member_id,
+        members=(previous.member_id, member_id),
+        partitions=((topic, slot[1]),),
+        evidence=evidence,
+    )
+
+
 def _handovers(
     state: ModernState,
     rec: ModernRecord,
@@ -100,24 +129,22 @@ def _handovers(
             "previous_holder": previous.member_id,
             "previous_epoch": previous.epoch,
         }
+
         other = state.members.get(previous.member_id)
-        if other is not None and slot in held(other.current):
-            assert other.current is not None
+        if other is not None and other.current is not None and slot in held(other.current):
+            still = other.current.member_epoch
+            detail = f" while {previous.member_id}'s latest record (epoch {still}) still holds it"
             out.append(
-                Finding(
-                    kind="handover_while_held",
-                    group=rec.group,
-                    generation=after.member_epoch,
-                    detail=f"member {member_id} received {topic}-{slot[1]} at epoch "
-                    f"{after.member_epoch} while {previous.member_id}'s latest record (epoch "
-                    f"{other.current.member_epoch}) still holds it",
-                    source=rec.source,
-                    topic=topic,
-                    partition=slot[1],
-                    member=member_id,
-                    members=(previous.member_id, member_id),
-                    partitions=((topic, slot[1]),),
-                    evidence={**facts, "holder_current_epoch": other.current.member_epoch},
+                _handover(
+                    "handover_while_held",
+                    rec,
+                    member_id,
+                    after,
+                    previous,
+                    slot,
+                    topic,
+                    detail,
+                    {**facts, "holder_current_epoch": still},
                 )
             )
         replaced_static = instance is not None and previous.instance_id == instance
@@ -128,23 +155,11 @@ def _handovers(
             and not replaced_static
         ):
             kind = "handover_epoch_not_increased_known" if known else "handover_epoch_not_increased"
-            out.append(
-                Finding(
-                    kind=kind,
-                    group=rec.group,
-                    generation=after.member_epoch,
-                    detail=f"member {member_id} received {topic}-{slot[1]} at epoch "
-                    f"{after.member_epoch}, not above epoch {previous.epoch} at which "
-                    f"{previous.member_id} last held it",
-                    source=rec.source,
-                    topic=topic,
-                    partition=slot[1],
-                    member=member_id,
-                    members=(previous.member_id, member_id),
-                    partitions=((topic, slot[1]),),
-                    evidence={**facts, "broker_version": config.broker_version},
-                )
+            detail = (
+                f", not above epoch {previous.epoch} at which {previous.member_id} last held it"
             )
+            facts = {**facts, "broker_version": config.broker_version}
+            out.append(_handover(kind, rec, member_id, after, previous, slot, topic, detail, facts))
     return out
 
 
