@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from groupwatch.errors import GroupwatchError
+
 Protocol = Literal["sticky", "cooperative-sticky"]
 PROTOCOLS: tuple[Protocol, ...] = ("sticky", "cooperative-sticky")
 #: Kafka's ``AbstractStickyAssignor.DEFAULT_GENERATION``: what an absent generation counts as.
@@ -17,7 +19,7 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
-class AssignorError(Exception):
+class AssignorError(GroupwatchError):
     """Base class of everything the assignor package raises on purpose."""
 
 
