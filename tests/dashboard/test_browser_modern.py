@@ -56,6 +56,10 @@ def test_modern_group_page_shows_epochs_states_and_pending_revocation(
     page: Any, dashboard: str
 ) -> None:
     page.goto(f"{dashboard}/group?group={CHECKOUT}")
+    # The page is drawn by callbacks: once the last of them (the timeline) has drawn and the
+    # network is quiet, the members table is no longer replaced under the element handles.
+    page.wait_for_selector("#timeline .main-svg", timeout=WAIT_MS)
+    page.wait_for_load_state("networkidle", timeout=WAIT_MS)
     table = page.wait_for_selector("#members-table", timeout=WAIT_MS)
     assert page.inner_text("#group-epoch") == "3" and page.inner_text("#assignment-epoch") == "3"
     beta = table.query_selector('tr[data-member="beta-2"]')
