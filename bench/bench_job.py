@@ -702,6 +702,23 @@ def _decode_cogroup(factory: Callable[[], Any], decode_records: bool) -> Callabl
     return run
 
 
+def record_schema() -> Any:
+    """The Arrow schema of the records the Python stage receives (the cogroup's left side)."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("group", pa.string()),
+            ("key", pa.binary()),
+            ("value", pa.binary()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("offset", pa.int64()),
+            ("ts", pa.int64()),
+        ]
+    )
+
+
 def run_arrow(spark: Any, n_records: int, repeat: int, work: Path) -> dict[str, dict[str, float]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -720,17 +737,7 @@ def run_arrow(spark: Any, n_records: int, repeat: int, work: Path) -> dict[str, 
             strict=True,
         ):
             cols[name].append(item)
-    schema = pa.schema(
-        [
-            ("group", pa.string()),
-            ("key", pa.binary()),
-            ("value", pa.binary()),
-            ("topic", pa.string()),
-            ("partition", pa.int32()),
-            ("offset", pa.int64()),
-            ("ts", pa.int64()),
-        ]
-    )
+    schema = record_schema()
     # Through a file: a local DataFrame this size rides inside every task and overflows the
     # default 1 GB heap of a local session.
     path = work / "arrow-input.parquet"

@@ -39,6 +39,7 @@ from bench_job import (  # noqa: E402
     PROTOCOLS,
     coordinator_partition,
     group_values,
+    record_schema,
 )
 
 from groupwatch import config as config_mod  # noqa: E402
@@ -82,17 +83,7 @@ def record_tables(groups: int, generations: int, per_batch: int) -> list[list[An
     """Per group, its records as Arrow tables of ``per_batch`` records (the cogroup's left)."""
     import pyarrow as pa
 
-    schema = pa.schema(
-        [
-            ("group", pa.string()),
-            ("key", pa.binary()),
-            ("value", pa.binary()),
-            ("topic", pa.string()),
-            ("partition", pa.int32()),
-            ("offset", pa.int64()),
-            ("ts", pa.int64()),
-        ]
-    )
+    schema = record_schema()
     values = {p: group_values(p, generations) for p in PROTOCOLS}
     out = []
     for g in range(groups):
