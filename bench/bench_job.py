@@ -283,7 +283,7 @@ def create_mirror(bootstrap: str, topic: str) -> None:
     earlier gets NotLeaderForPartition, and its retries could reorder a group's records."""
     from kafka.admin import KafkaAdminClient
 
-    from groupwatch.demo.traffic import create_topic
+    from groupwatch_dev.demo.traffic import create_topic
 
     create_topic(bootstrap, topic, MIRROR_PARTITIONS)
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
@@ -826,7 +826,7 @@ def main() -> int:
     broker = None
     bootstrap = ""
     try:
-        from groupwatch.broker import LocalBroker
+        from groupwatch_dev.broker import LocalBroker
 
         if benches & {"throughput", "latency"}:
             broker = LocalBroker("bench")

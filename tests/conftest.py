@@ -21,7 +21,7 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 @pytest.fixture(scope="session")
 def broker() -> Iterator[str]:
     """A fresh single-node broker on loopback for this test session; yields its bootstrap."""
-    from groupwatch.broker import LocalBroker
+    from groupwatch_dev.broker import LocalBroker
 
     name = f"pytest-{os.getpid()}"
     local = LocalBroker(name)

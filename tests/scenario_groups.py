@@ -13,8 +13,8 @@ from typing import Any
 from groupwatch.config import load
 from groupwatch.processing import GroupResult, SourceRecord, process_group
 from groupwatch.processors import EngineAnalysis
-from groupwatch.scenarios.builder import LIBRARY, decoded_lines
-from groupwatch.scenarios.builder import load as load_scenario
+from groupwatch_dev.scenarios.builder import LIBRARY, decoded_lines
+from groupwatch_dev.scenarios.builder import load as load_scenario
 
 Lines = dict[tuple[int, int], dict[str, Any]]
 

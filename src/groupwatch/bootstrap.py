@@ -4,7 +4,7 @@
 start``) wherever it listens.  That broker leaves its state file in its run folder
 (``.groupwatch/run/broker/state.json``); this module reads the file and checks that the process
 lives and its port answers, and needs nothing else of the development tooling, which is built on
-it (``groupwatch.broker``) rather than the other way round: production code imports this module
+it (``groupwatch_dev.broker``) rather than the other way round: production code imports this module
 only.
 """
 

@@ -18,7 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("groupwatch.detect.command", "find wrong assignments in decoded group metadata"),
     "assign": ("groupwatch.assignor.command", "re-run Kafka's sticky assignors on a JSON input"),
     "run": ("groupwatch.job.command", "run the streaming job (Kafka -> decode -> Delta)"),
-    "broker": ("groupwatch.broker.command", "start/stop/status of the local KRaft broker"),
+    "broker": ("groupwatch_dev.broker.command", "start/stop/status of the local KRaft broker"),
     "config": ("groupwatch.config_command", "print the effective configuration"),
     "dashboard": ("groupwatch.dashboard.command", "serve the read-only web dashboard"),
     "notify": ("groupwatch.notify.command", "evaluate alert rules over the findings table"),

@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from groupwatch.demo.traffic import create_topic, replay
-from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records
+from groupwatch_dev.demo.traffic import create_topic, replay
+from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records
 from tests.dashboard.tools import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIO = ROOT / "src" / "groupwatch" / "scenarios" / "incidents" / "kafka_7026.json"
+SCENARIO = ROOT / "src" / "groupwatch_dev" / "scenarios" / "incidents" / "kafka_7026.json"
 #: The scenario's group, and the partition it hands to two members in generation 4.
 GROUP = "kafka-7026"
 OVERLAP_GENERATION = 4

@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from groupwatch.scenarios.builder import load, raw_records
+from groupwatch_dev.scenarios.builder import load, raw_records
 from tests.dashboard.realjob import SCENARIO, RealJob
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

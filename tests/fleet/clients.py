@@ -25,7 +25,7 @@ from typing import Protocol
 import pytest
 
 from groupwatch import paths
-from groupwatch.demo.java_members import JavaGroupMembers
+from groupwatch_dev.demo.java_members import JavaGroupMembers
 
 PYMEMBER = Path(__file__).with_name("pymember.py")
 

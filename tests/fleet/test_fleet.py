@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from groupwatch.demo.traffic import create_topic, produce
+from groupwatch_dev.demo.traffic import create_topic, produce
 from tests.fleet.clients import Fleet
 from tests.fleet.fleet import GROUPS, TOPICS, GroupSpec, Timeline, run_fleet
 from tests.realgroups import dump_consumer_offsets, make_config, run_once, table

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from groupwatch.demo.java_members import JavaGroupMembers
-from groupwatch.demo.traffic import create_topic, produce
+from groupwatch_dev.demo.java_members import JavaGroupMembers
+from groupwatch_dev.demo.traffic import create_topic, produce
 from tests.realgroups import dump_consumer_offsets
 
 pytestmark = pytest.mark.broker

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from groupwatch.broker import LocalBroker
-from groupwatch.demo.traffic import create_topic
+from groupwatch_dev.broker import LocalBroker
+from groupwatch_dev.demo.traffic import create_topic
 
 pytestmark = pytest.mark.broker
 

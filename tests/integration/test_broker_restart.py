@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from groupwatch.broker import LocalBroker
-from groupwatch.demo.traffic import create_topic, replay
-from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+from groupwatch_dev.broker import LocalBroker
+from groupwatch_dev.demo.traffic import create_topic, replay
+from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.integration.test_job_scenarios import namespaced, scenario_groups
 from tests.scenarios.test_scenarios import check
 

@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 
 from groupwatch import paths
-from groupwatch.demo.traffic import create_topic, replay
-from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from groupwatch.tables import TABLES
+from groupwatch_dev.demo.traffic import create_topic, replay
+from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.integration.test_job_scenarios import namespaced
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

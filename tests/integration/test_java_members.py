@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from groupwatch.demo.java_members import JavaGroupMembers
-from groupwatch.demo.traffic import create_topic
+from groupwatch_dev.demo.java_members import JavaGroupMembers
+from groupwatch_dev.demo.traffic import create_topic
 
 pytestmark = pytest.mark.broker
 

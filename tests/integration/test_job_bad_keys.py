@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from groupwatch.demo.traffic import create_topic, produce
 from groupwatch.protocol import OffsetCommitValue, decode_record, encode_value
+from groupwatch_dev.demo.traffic import create_topic, produce
 from tests.integration.test_spark_keys import commit, kstr
 from tests.realgroups import make_config, run_once, table
 

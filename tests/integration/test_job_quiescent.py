@@ -16,7 +16,7 @@ import pytest
 from kafka import KafkaProducer
 
 from groupwatch import config
-from groupwatch.demo.traffic import create_topic
+from groupwatch_dev.demo.traffic import create_topic
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

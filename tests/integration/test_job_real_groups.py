@@ -17,8 +17,8 @@ import pytest
 from kafka.admin import KafkaAdminClient
 
 from groupwatch import config
-from groupwatch.demo.java_members import JavaGroupMembers
-from groupwatch.demo.traffic import create_topic, produce
+from groupwatch_dev.demo.java_members import JavaGroupMembers
+from groupwatch_dev.demo.traffic import create_topic, produce
 from tests.realgroups import make_config, run_once, table
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from groupwatch import config
-from groupwatch.demo.traffic import create_topic, replay
 from groupwatch.protocol import decode_record
-from groupwatch.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+from groupwatch_dev.demo.traffic import create_topic, replay
+from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.realgroups import run_once, table
 from tests.scenarios.test_scenarios import check
 

@@ -55,7 +55,7 @@ def test_missing_topic_names_the_key(spark, broker: str) -> None:  # type: ignor
         check_source(spark, cfg)
     assert str(exc.value) == f"source.topic: {broker} has no topic 'no-such-topic'"
     # An existing topic passes.
-    from groupwatch.demo.traffic import create_topic
+    from groupwatch_dev.demo.traffic import create_topic
 
     create_topic(broker, "preflight-present", 1)
     present = config.load(None, env={}, overrides=[*base, "source.topic=preflight-present"])

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from groupwatch import config
-from groupwatch.demo.traffic import create_topic, produce, scale_out_group
 from groupwatch.spark.pipelines import RAW_TABLE, build_raw_copy
+from groupwatch_dev.demo.traffic import create_topic, produce, scale_out_group
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

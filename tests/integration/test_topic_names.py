@@ -8,7 +8,7 @@ import time
 import pytest
 
 from groupwatch import config
-from groupwatch.demo.traffic import create_topic
+from groupwatch_dev.demo.traffic import create_topic
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from kafka import KafkaProducer
 
-from groupwatch.demo.traffic import create_topic
+from groupwatch_dev.demo.traffic import create_topic
 from tests.modern.members import ModernMembers
 
 PREFIX = "kip848-"

@@ -33,7 +33,7 @@ from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata
 
-from groupwatch.demo.traffic import create_topic
+from groupwatch_dev.demo.traffic import create_topic
 from tests.modern import records as rec
 from tests.modern.members import ModernMembers, missing_harness
 from tests.modern.scenarios import (

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from groupwatch.detect import DetectorConfig, analyze_lines
-from groupwatch.scenarios.builder import decoded_lines
+from groupwatch_dev.scenarios.builder import decoded_lines
 from tests.scenarios.healthy import PARTITIONS, healthy_scenarios
 
 SCENARIOS = healthy_scenarios()

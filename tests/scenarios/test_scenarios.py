@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from groupwatch.detect import Analyzer, DetectorConfig
-from groupwatch.scenarios.builder import decoded_lines, load, scenario_files
+from groupwatch_dev.scenarios.builder import decoded_lines, load, scenario_files
 
 FILES = scenario_files()
 SERIOUS = {"critical", "warning", "error"}
@@ -93,7 +93,7 @@ def test_scenario_raw(path: Path) -> None:
     import json
 
     from groupwatch.protocol.command import decode_line
-    from groupwatch.scenarios.builder import raw_records
+    from groupwatch_dev.scenarios.builder import raw_records
 
     scenario = load(path)
     lines = [decode_line(json.dumps(r)) for r in raw_records(scenario)]

@@ -73,7 +73,7 @@ def test_a_state_file_that_does_not_parse_is_no_broker(home: Path) -> None:
 
 
 def test_the_development_broker_uses_the_same_state_file(home: Path, listening: int) -> None:
-    from groupwatch.broker import LocalBroker
+    from groupwatch_dev.broker import LocalBroker
 
     _write_state(home, os.getpid(), listening)
     broker = LocalBroker()

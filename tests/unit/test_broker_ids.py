@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from groupwatch import broker
+from groupwatch_dev import broker
 
 
 def test_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,17 +1,24 @@
 """Imports point down: the Spark layer does not import the ``groupwatch run`` command layer
-above it, and nothing the job runs in production imports the development tooling (the local
-broker, the demo, the scenario library)."""
+above it, and the product (``groupwatch``) never imports the development tooling
+(``groupwatch_dev``: the local broker, the demo, the scenario library), which sits above it."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parents[2] / "src" / "groupwatch"
-#: Development tooling: never on the job's production path.
-TOOLING = ("groupwatch.broker", "groupwatch.demo", "groupwatch.scenarios")
+SRC = Path(__file__).resolve().parents[2] / "src"
+PKG = SRC / "groupwatch"
+#: Development tooling, its own package: it may import groupwatch, groupwatch never imports it.
+DEV = "groupwatch_dev"
+DEV_PKG = SRC / DEV
+TOOLING = ("groupwatch_dev.broker", "groupwatch_dev.demo", "groupwatch_dev.scenarios")
 #: Where the job starts: the ``groupwatch run`` command and every module of the Spark layer.
 JOB_ROOTS = ("groupwatch.job.command", "groupwatch.job.runner")
+
+
+def in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
 
 
 def module_path(module: str, pkg: Path = PKG) -> Path | None:
@@ -22,8 +29,9 @@ def module_path(module: str, pkg: Path = PKG) -> Path | None:
     return None
 
 
-def groupwatch_imports(module: str, pkg: Path = PKG) -> set[str]:
-    """Every groupwatch module ``module`` imports, at the top, in functions or for typing only."""
+def imported_names(module: str, pkg: Path = PKG) -> set[str]:
+    """Every module (or name in one) ``module`` imports, at the top, in functions or for typing
+    only; relative imports resolved."""
     path = module_path(module, pkg)
     if path is None:
         return set()
@@ -31,18 +39,26 @@ def groupwatch_imports(module: str, pkg: Path = PKG) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("groupwatch"))
+            found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
                 base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            if not base.startswith("groupwatch"):
-                continue
             found.add(base)
             # `from groupwatch.spark import keys` imports the module groupwatch.spark.keys.
             found.update(f"{base}.{a.name}" for a in node.names)
-    return {m for m in found if module_path(m, pkg) is not None}
+    return found
+
+
+def groupwatch_imports(module: str, pkg: Path = PKG) -> set[str]:
+    """Every module of ``module``'s own top-level package (``pkg``) that it imports."""
+    root = module.partition(".")[0]
+    return {
+        m
+        for m in imported_names(module, pkg)
+        if in_package(m, root) and module_path(m, pkg) is not None
+    }
 
 
 def reachable(roots: tuple[str, ...]) -> dict[str, str]:
@@ -75,9 +91,10 @@ def test_the_spark_layer_does_not_import_the_command_layer() -> None:
 def test_the_production_path_imports_no_development_tooling() -> None:
     seen = reachable(JOB_ROOTS + spark_modules())
     offenders = [
-        f"{m} (imported by {seen[m]})"
+        f"{m} (imported by {seen[m]}) imports {i}"
         for m in sorted(seen)
-        if any(m == t or m.startswith(t + ".") for t in TOOLING)
+        for i in sorted(imported_names(m))
+        if in_package(i, DEV)
     ]
     assert offenders == []
     # The walk reaches what it should: the query, its steps and the alias resolver.
@@ -87,14 +104,14 @@ def test_the_production_path_imports_no_development_tooling() -> None:
 def test_the_walk_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
     pkg = tmp_path / "groupwatch"
     (pkg / "spark").mkdir(parents=True)
-    for name in ("__init__.py", "broker.py", "spark/__init__.py", "spark/keys.py"):
+    for name in ("__init__.py", "config.py", "spark/__init__.py", "spark/keys.py"):
         (pkg / name).write_text("")
     (pkg / "spark" / "probe.py").write_text(
-        "def f():\n    from groupwatch.broker import LocalBroker\n"
-        "from . import keys\nfrom ..spark.keys import x\nimport json\n"
+        "def f():\n    from groupwatch.config import load\n"
+        "from . import keys\nfrom ..spark.keys import x\nimport json\nimport groupwatch_dev\n"
     )
     assert groupwatch_imports("groupwatch.spark.probe", pkg) == {
-        "groupwatch.broker",
+        "groupwatch.config",
         "groupwatch.spark",
         "groupwatch.spark.keys",
     }
@@ -102,7 +119,7 @@ def test_the_walk_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
 
 #: Every top-level module or package of groupwatch and its layer (docs/architecture.md): a
 #: module imports only from layers below its own, or from its own package.  Development
-#: tooling sits apart: it may use the product, the product never imports it.
+#: tooling sits apart, in groupwatch_dev: it may use the product, the product never imports it.
 LAYERS: dict[str, int] = {
     "errors": 0,
     "paths": 0,
@@ -127,7 +144,7 @@ LAYERS: dict[str, int] = {
     "config_command": 10,
     "cli": 11,
 }
-#: Development tooling's own order: the demo drives the broker and the scenario library.
+#: groupwatch_dev's own order: the demo drives the broker and the scenario library.
 DEV_LAYERS: dict[str, int] = {"broker": 12, "scenarios": 12, "demo": 13}
 assert set(DEV_LAYERS) == {t.split(".")[1] for t in TOOLING}
 
@@ -141,25 +158,26 @@ def all_modules(pkg: Path = PKG) -> list[str]:
     for path in sorted(pkg.rglob("*.py")):
         rel = path.relative_to(pkg).with_suffix("")
         parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-        out.append(".".join(("groupwatch", *parts)))
+        out.append(".".join((pkg.name, *parts)))
     return out
 
 
-def layer_violations(pkg: Path = PKG) -> list[str]:
+def layer_violations(pkg: Path = PKG, layers: dict[str, int] = LAYERS) -> list[str]:
+    """Imports within one package (groupwatch or groupwatch_dev) that do not point down."""
     bad = []
     for module in all_modules(pkg):
         own = top_level(module)
         if own == "__init__":
             continue
-        mine = LAYERS.get(own, DEV_LAYERS.get(own))
+        mine = layers.get(own)
         if mine is None:
-            bad.append(f"{module}: its package {own!r} has no layer in LAYERS")
+            bad.append(f"{module}: its package {own!r} has no layer")
             continue
         for imported in sorted(groupwatch_imports(module, pkg)):
             other = top_level(imported)
             if other in ("__init__", own):
                 continue
-            theirs = LAYERS.get(other, DEV_LAYERS.get(other))
+            theirs = layers.get(other)
             if theirs is None or theirs >= mine:
                 bad.append(f"{module} (layer {mine}) imports {imported} (layer {theirs})")
     return bad
@@ -167,6 +185,58 @@ def layer_violations(pkg: Path = PKG) -> list[str]:
 
 def test_every_import_points_down() -> None:
     assert layer_violations() == []
+    assert layer_violations(DEV_PKG, DEV_LAYERS) == []
+
+
+def dev_importers(pkg: Path = PKG) -> list[str]:
+    """Every import of groupwatch_dev in the modules of ``pkg``, whatever its form."""
+    return [
+        f"{module} imports {name}"
+        for module in all_modules(pkg)
+        for name in sorted(imported_names(module, pkg))
+        if in_package(name, DEV)
+    ]
+
+
+def test_the_product_never_imports_the_development_tooling() -> None:
+    # `groupwatch broker` is dispatched by the module's name, a string the CLI imports only when
+    # that subcommand runs: not an import statement, so not counted here.
+    assert dev_importers() == []
+    assert {m.partition(".")[0] for m in all_modules(DEV_PKG)} == {DEV}
+
+
+def test_the_cli_names_the_broker_command_in_the_tooling_package() -> None:
+    from groupwatch import cli
+
+    module = cli.SUBCOMMANDS["broker"][0]
+    assert in_package(module, "groupwatch_dev.broker")
+    assert module_path(module, DEV_PKG) is not None
+
+
+def test_the_tooling_check_sees_every_form_of_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "groupwatch"
+    (pkg / "spark").mkdir(parents=True)
+    sources = {
+        "__init__.py": "",
+        "spark/__init__.py": "",
+        "a.py": "import groupwatch_dev.broker\n",
+        "spark/b.py": "def f():\n    from groupwatch_dev import demo\n",
+        "c.py": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from groupwatch_dev.scenarios import builder\n"
+        ),
+        # A module's name as a string (the CLI's dispatch) and a look-alike package are not it.
+        "d.py": 'COMMAND = "groupwatch_dev.broker.command"\nimport groupwatch_devices\n',
+    }
+    for name, text in sources.items():
+        (pkg / name).write_text(text)
+    assert dev_importers(pkg) == [
+        "groupwatch.a imports groupwatch_dev.broker",
+        "groupwatch.c imports groupwatch_dev.scenarios",
+        "groupwatch.c imports groupwatch_dev.scenarios.builder",
+        "groupwatch.spark.b imports groupwatch_dev",
+        "groupwatch.spark.b imports groupwatch_dev.demo",
+    ]
 
 
 def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Capture the record corpus: what a real broker writes to ``__consumer_offsets``.
 
-Starts a fresh local broker (the project's, :mod:`groupwatch.broker`), runs real groups of every
+Starts a fresh local broker (the project's, :mod:`groupwatch_dev.broker`), runs real groups of every
 kind on it -- Kafka's Java client on the classic protocol (eager and cooperative) and on the
 ``consumer`` protocol (explicit topics, a broker-side regex, a classic member inside a consumer
 group, an online upgrade), share groups, Kafka Streams on the classic and the ``streams``
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from groupwatch import paths
-from groupwatch.broker import LocalBroker
 from groupwatch.protocol import decode_record
+from groupwatch_dev.broker import LocalBroker
 from tests.realgroups import dump_consumer_offsets
 
 ROOT = Path(__file__).resolve().parent / "captured"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from groupwatch.cli import main
-from groupwatch.scenarios.builder import decoded_lines, load, scenario_files
+from groupwatch_dev.scenarios.builder import decoded_lines, load, scenario_files
 
 KEYS = [
     "finding_id",

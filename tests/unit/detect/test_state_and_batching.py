@@ -17,7 +17,7 @@ from groupwatch.detect import (
     event_from_decoded,
     step,
 )
-from groupwatch.scenarios.builder import decoded_lines, load, scenario_files
+from groupwatch_dev.scenarios.builder import decoded_lines, load, scenario_files
 from tests.scenarios.healthy import healthy_scenario
 
 CONFIG = DetectorConfig(partitions_per_topic={"t": 6, "t0": 6, "t1": 3})

@@ -1,7 +1,7 @@
 """The one-command demo: a broker, real groups misbehaving a little, replayed incidents, the
 job until caught up, a summary of findings, and the dashboard.
 
-``python -m groupwatch.demo.main`` (what ``scripts/run`` starts).  Every step prints progress;
+``python -m groupwatch_dev.demo.main`` (what ``scripts/run`` starts).  Every step prints progress;
 Ctrl-C stops the dashboard, the members and the broker.
 """
 
@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from groupwatch import paths
-from groupwatch.broker import LocalBroker
-from groupwatch.demo.java_members import JavaGroupMembers
-from groupwatch.demo.traffic import create_topic, produce, replay
-from groupwatch.scenarios.builder import LIBRARY, load, raw_records
 from groupwatch.stopping import sigterm_as_interrupt
+from groupwatch_dev.broker import LocalBroker
+from groupwatch_dev.demo.java_members import JavaGroupMembers
+from groupwatch_dev.demo.traffic import create_topic, produce, replay
+from groupwatch_dev.scenarios.builder import LIBRARY, load, raw_records
 
 MIRROR = "groupwatch-demo-incidents"
 TOPIC = "demo-orders"

@@ -2,7 +2,7 @@
 raw ``__consumer_offsets`` records (key/value bytes, built with the decoder's encoder).
 
 The scenario format is the stable part; the streaming job and the demo replay the raw records
-into a Kafka topic (:func:`raw_records`, or ``python -m groupwatch.scenarios.builder FILE``).
+into a Kafka topic (:func:`raw_records`, or ``python -m groupwatch_dev.scenarios.builder FILE``).
 
 A scenario is a JSON object::
 
@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from groupwatch.scenarios.encoding import encode_line
+from groupwatch_dev.scenarios.encoding import encode_line
 
 #: The scenario library: ``incidents/`` (public incidents) and ``kinds/`` (one per finding).
 LIBRARY = Path(__file__).resolve().parent
@@ -240,7 +240,7 @@ def b64(data: bytes | None) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m groupwatch.scenarios.builder [--decoded] FILE...``: records as JSON lines."""
+    """``python -m groupwatch_dev.scenarios.builder [--decoded] FILE...``: records as JSON lines."""
     decoded = "--decoded" in argv
     for name in (a for a in argv if not a.startswith("--")):
         scenario = load(Path(name))

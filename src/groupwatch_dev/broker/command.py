@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from groupwatch.broker import BrokerError, LocalBroker
+from groupwatch_dev.broker import BrokerError, LocalBroker
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
