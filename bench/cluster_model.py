@@ -786,6 +786,21 @@ def manifest_path(params: Params) -> Path:
     return MANIFEST_DIR / f"cluster-{params.digest()}.json"
 
 
+def groups_path(manifest: Path) -> Path:
+    """The model's groups, one JSON line each (name, kind, members, partitions), beside the
+    manifest: what the memory benchmark breaks the state down by."""
+    return manifest.with_suffix(".groups.jsonl")
+
+
+def write_groups(path: Path, model: ClusterModel) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as out:
+        for g in model.groups:
+            row = {"group": g.name, "kind": g.kind, "members": g.size}
+            row["partitions"] = g.total_partitions
+            out.write(json.dumps(row) + "\n")
+
+
 def read_manifest(path: Path) -> dict[str, Any] | None:
     try:
         doc: dict[str, Any] = json.loads(path.read_text())
@@ -832,6 +847,8 @@ def ensure_model(bootstrap: str, params: Params, reuse: bool = True) -> tuple[Pa
         ends = topic_end_offsets(bootstrap, doc["topic"])
         if ends is not None and sum(ends.values()) == expected_records(doc):
             log(f"model: reusing topic {doc['topic']} ({sum(ends.values()):,} records)")
+            if not groups_path(path).exists():
+                write_groups(groups_path(path), ClusterModel(params))
             return path, doc
         found = "missing" if ends is None else f"{sum(ends.values()):,} records"
         log(f"model: topic {doc['topic']} is {found}, expected {expected_records(doc):,}")
@@ -839,6 +856,7 @@ def ensure_model(bootstrap: str, params: Params, reuse: bool = True) -> tuple[Pa
     model = ClusterModel(params)
     built = time.perf_counter() - started
     info = model.describe()
+    write_groups(groups_path(path), model)
     log(
         f"model built in {built:.1f}s: {params.resolved().groups:,} groups, "
         f"{info['members']:,} members, {info['group_topic_partitions']:,} group-topic-partitions"
@@ -1083,9 +1101,6 @@ def check(params: Params, live_events: int, dump: Path | None) -> int:
     """The findings engine (``groupwatch analyze``'s Analyzer) over the history, the tail and
     ``live_events`` more rebalances (with commits among them): anything above info on the
     model's groups fails, and so does a control group whose finding is missing."""
-    from groupwatch.detect import Analyzer
-    from groupwatch.detect.catalogue import CATALOGUE
-
     started = time.perf_counter()
     model = ClusterModel(params)
     log(f"model of {params.resolved().groups} groups built in {time.perf_counter() - started:.1f}s")
@@ -1112,33 +1127,72 @@ def check(params: Params, live_events: int, dump: Path | None) -> int:
     for recs in controls.values():
         records += recs
     log(f"{len(records):,} records encoded in {time.perf_counter() - started:.1f}s")
+    return analyze(
+        records,
+        set(controls),
+        dump,
+        started,
+        {
+            "groups": len(model.groups),
+            "groups_by_kind": dict(sorted(Counter(g.kind for g in model.groups).items())),
+            "live_rebalances": live_events,
+            "records_per_live_rebalance": dict(sorted(rounds.items())),
+        },
+        {g.name for g in model.groups},
+    )
+
+
+def analyze(
+    records: Iterator[Record] | list[Record],
+    controls: set[str],
+    dump: Path | None,
+    started: float,
+    facts: dict[str, Any],
+    groups: set[str],
+    offsets_given: bool = False,
+) -> int:
+    """Records through the Analyzer; prints the summary line, 1 if anything is above info on
+    the model's groups or a control's finding is missing. ``offsets_given``: the records'
+    fourth field is ``(offset, timestamp)`` (read back from the topic)."""
+    from groupwatch.detect import Analyzer
+    from groupwatch.detect.catalogue import CATALOGUE
+
     severity = {k.name: k.severity for k in CATALOGUE}
     analyzer = Analyzer()
     found: Counter[tuple[str, str]] = Counter()
     control_found: Counter[str] = Counter()
+    others: Counter[str] = Counter()
     examples: dict[str, str] = {}
     offsets: Counter[int] = Counter()
+    n = 0
     out = dump.open("w") if dump else None
 
     def tally(findings: list[Any]) -> None:
         for f in findings:
             if f.group.startswith("control-"):
                 control_found[f.kind] += 1
-                continue
-            found[(severity.get(f.kind, "?"), f.kind)] += 1
-            examples.setdefault(f.kind, f"{f.group}: {f.detail}")
+            elif f.group not in groups:
+                others[f.kind] += 1
+            else:
+                found[(severity.get(f.kind, "?"), f.kind)] += 1
+                examples.setdefault(f.kind, f"{f.group}: {f.detail}")
 
     try:
         for key, value, partition, stamp in records:
+            if offsets_given:
+                offset, stamp = stamp  # type: ignore[misc]
+            else:
+                offset = offsets[partition]
+                offsets[partition] += 1
             line = {
                 "key": base64.b64encode(key).decode(),
                 "value": None if value is None else base64.b64encode(value).decode(),
                 "topic": "__consumer_offsets",
                 "partition": partition,
-                "offset": offsets[partition],
+                "offset": offset,
                 "timestamp": stamp,
             }
-            offsets[partition] += 1
+            n += 1
             if out is not None:
                 out.write(json.dumps(line) + "\n")
             tally(analyzer.feed(line))
@@ -1146,21 +1200,17 @@ def check(params: Params, live_events: int, dump: Path | None) -> int:
     finally:
         if out is not None:
             out.close()
-    seconds = time.perf_counter() - started
-    bad = {k: n for k, n in found.items() if k[0] != "info"}
-    missed = sorted(set(controls) - set(control_found))
-    kinds = Counter(g.kind for g in model.groups)
+    bad = {k: c for k, c in found.items() if k[0] != "info"}
+    missed = sorted(controls - set(control_found))
     summary = {
         "check": "ok" if not bad and not missed else "FAILED",
-        "groups": len(model.groups),
-        "groups_by_kind": dict(sorted(kinds.items())),
-        "records": len(records),
-        "groups_seen": sum(1 for g in model.groups if g.name in analyzer.states),
-        "live_rebalances": live_events,
-        "records_per_live_rebalance": dict(sorted(rounds.items())),
-        "findings": {f"{s}/{k}": n for (s, k), n in sorted(found.items())},
-        "controls": {k: control_found.get(k, 0) for k in controls},
-        "seconds": round(seconds, 1),
+        **facts,
+        "records": n,
+        "groups_seen": sum(1 for g in groups if g in analyzer.states),
+        "findings": {f"{s}/{k}": c for (s, k), c in sorted(found.items())},
+        "controls": {k: control_found.get(k, 0) for k in sorted(controls)},
+        "other_groups_findings": dict(sorted(others.items())),
+        "seconds": round(time.perf_counter() - started, 1),
     }
     for kind, text in sorted(examples.items()):
         log(f"  e.g. {kind}: {text[:300]}")
@@ -1168,6 +1218,53 @@ def check(params: Params, live_events: int, dump: Path | None) -> int:
         log(f"  the engine missed the control finding(s) {missed}")
     print(json.dumps(summary), flush=True)
     return 1 if bad or missed else 0
+
+
+def read_topic(bootstrap: str, topic: str) -> Iterator[tuple[bytes, bytes | None, int, Any]]:
+    """Every record of ``topic``, partition after partition, in offset order (a group's
+    records all live in one partition)."""
+    from kafka import KafkaConsumer
+    from kafka import TopicPartition as KafkaTP
+
+    ends = topic_end_offsets(bootstrap, topic) or {}
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        metrics_enabled=False,
+        max_partition_fetch_bytes=16 << 20,
+        fetch_max_bytes=64 << 20,
+    )
+    try:
+        for partition, end in sorted(ends.items()):
+            tp = KafkaTP(topic, partition)
+            consumer.assign([tp])
+            consumer.seek_to_beginning(tp)
+            position = 0
+            while position < end:
+                for batch in consumer.poll(timeout_ms=5000).values():
+                    for rec in batch:
+                        yield rec.key, rec.value, partition, (rec.offset, rec.timestamp)
+                        position = rec.offset + 1
+    finally:
+        consumer.close()
+
+
+def check_topic(manifest: Path, bootstrap: str, dump: Path | None) -> int:
+    """The engine over the model's topic as it stands, live traffic appended included."""
+    doc = read_manifest(manifest)
+    if doc is None:
+        raise SystemExit(f"no manifest at {manifest}")
+    started = time.perf_counter()
+    p = doc["params"]
+    names = {json.loads(line)["group"] for line in groups_path(manifest).read_text().splitlines()}
+    facts = {
+        "topic": doc["topic"],
+        "groups": p["groups"],
+        "history_records": doc["counts"]["records"],
+        "appended": doc["appended"],
+    }
+    records = read_topic(bootstrap, doc["topic"])
+    return analyze(records, set(), dump, started, facts, names, offsets_given=True)
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -1200,6 +1297,10 @@ def main(argv: list[str] | None = None) -> int:
     c.set_defaults(groups=200)
     c.add_argument("--live-events", type=int, default=1000)
     c.add_argument("--dump", type=Path, help="also write the raw records as JSON lines")
+    c.add_argument(
+        "--manifest", type=Path, help="check the produced topic of this manifest instead"
+    )
+    c.add_argument("--bootstrap", help="with --manifest: the broker")
     p = sub.add_parser("produce", help="produce the model's history once (reused)")
     add_model_arguments(p)
     p.add_argument("--bootstrap", required=True)
@@ -1221,6 +1322,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(info, indent=2))
         return 0
     if args.action == "check":
+        if args.manifest:
+            if not args.bootstrap:
+                ap.error("check --manifest needs --bootstrap")
+            return check_topic(args.manifest, args.bootstrap, args.dump)
         return check(params_of(args), args.live_events, args.dump)
     if args.action == "produce":
         path, doc = ensure_model(args.bootstrap, params_of(args), args.reuse)
