@@ -31,7 +31,6 @@ end.  Tables and checkpoints go to a temporary folder (``--keep`` keeps it).
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import logging
 import math
@@ -645,13 +644,14 @@ def run_latency(
 ARROW_SCHEMA = "group string, members int"
 
 
-def _decode_arrow(factory: Callable[[], Any], decode_records: bool) -> Callable[..., Any]:
+def _decode_arrow(decode_records: bool) -> Callable[..., Any]:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         from groupwatch.processing import SourceRecord
+        from groupwatch.processing import decode as decode_source
 
-        decode = factory()[0] if decode_records else None
+        decode = decode_source if decode_records else None
         for batch in batches:
             cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
             groups, members = [], []
@@ -669,8 +669,8 @@ def _decode_arrow(factory: Callable[[], Any], decode_records: bool) -> Callable[
                 if decode is None:
                     members.append(len(v))
                     continue
-                line = decode(SourceRecord(k, v, t, p, o, ts))
-                members.append(len(line["value"]["members"]))
+                decoded = decode(SourceRecord(k, v, t, p, o, ts))
+                members.append(len(decoded.value.members))
             yield pa.RecordBatch.from_pydict(
                 {"group": groups, "members": members},
                 schema=pa.schema([("group", pa.string()), ("members", pa.int32())]),
@@ -679,24 +679,24 @@ def _decode_arrow(factory: Callable[[], Any], decode_records: bool) -> Callable[
     return run
 
 
-def _decode_cogroup(factory: Callable[[], Any], decode_records: bool) -> Callable[..., Any]:
+def _decode_cogroup(decode_records: bool) -> Callable[..., Any]:
     def run(rec: Any, st: Any) -> Any:
         import pyarrow as pa
 
+        from groupwatch.processing import decode
         from groupwatch.spark.python_stage import source_records
 
         schema = pa.schema([("group", pa.string()), ("members", pa.int32())])
         if rec.num_rows == 0:
             return schema.empty_table()
-        # As the job's worker does per group: build the processors, order, make records.
-        decode = factory()[0]
+        # As the job's worker does per group: order, make records, decode.
         group = str(rec.column("group")[0].as_py())
         members = []
         for record in source_records(rec):
             if not decode_records:
                 members.append(len(record.value or b""))
                 continue
-            members.append(len(decode(record)["value"]["members"]))
+            members.append(len(decode(record).value.members))
         return pa.table({"group": [group] * len(members), "members": members}, schema=schema)
 
     return run
@@ -724,9 +724,6 @@ def run_arrow(spark: Any, n_records: int, repeat: int, work: Path) -> dict[str, 
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
 
-    from groupwatch.processors import build_processors
-
-    cfg = config_mod.load(ROOT / "conf" / "local.toml", env={})
     backlog = Backlog(n_records * 100, "arrow")
     cols: dict[str, list[Any]] = defaultdict(list)
     for n in range(backlog.gm_count):
@@ -748,10 +745,9 @@ def run_arrow(spark: Any, n_records: int, repeat: int, work: Path) -> dict[str, 
     df = spark.read.parquet(str(path)).repartition(partitions).cache()
     log(f"  {df.count():,} group-metadata records cached ({total_bytes / 1e6:.0f} MB of values)")
     state = spark.createDataFrame([], "group string, state string, topic string, max_partition int")
-    factory = functools.partial(build_processors, cfg)
 
     def arrow(decode_records: bool) -> Any:
-        return df.mapInArrow(_decode_arrow(factory, decode_records), ARROW_SCHEMA)
+        return df.mapInArrow(_decode_arrow(decode_records), ARROW_SCHEMA)
 
     def arrow_grouped(decode_records: bool) -> Any:
         # What mapInArrow would need to keep the job's per-group order: records of a group
@@ -759,13 +755,13 @@ def run_arrow(spark: Any, n_records: int, repeat: int, work: Path) -> dict[str, 
         ordered = df.repartition(partitions, "group").sortWithinPartitions(
             "group", "partition", "offset"
         )
-        return ordered.mapInArrow(_decode_arrow(factory, decode_records), ARROW_SCHEMA)
+        return ordered.mapInArrow(_decode_arrow(decode_records), ARROW_SCHEMA)
 
     def cogroup(decode_records: bool) -> Any:
         return (
             df.groupBy("group")
             .cogroup(state.groupBy("group"))
-            .applyInArrow(_decode_cogroup(factory, decode_records), ARROW_SCHEMA)
+            .applyInArrow(_decode_cogroup(decode_records), ARROW_SCHEMA)
         )
 
     variants: dict[str, Callable[[], Any]] = {

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import functools
 import os
 import sys
 import time
@@ -48,12 +47,11 @@ from groupwatch.protocol import GroupMetadataKey, encode_key  # noqa: E402
 _RECORD_FIELDS = ("group", "key", "value", "topic", "partition", "offset", "ts")
 
 
-def _worker() -> tuple[Any, Any, Any]:
-    """The worker function, its per-task processors and the processor factory."""
-    from groupwatch.processors import build_processors
-    from groupwatch.spark.python_stage import BatchProcessors, _process_arrow
+def _worker() -> Any:
+    """The worker function of the job's Python stage."""
+    from groupwatch.spark.python_stage import _process_arrow
 
-    return _process_arrow, BatchProcessors, build_processors
+    return _process_arrow
 
 
 def output_arrow_schema() -> Any:
@@ -147,7 +145,7 @@ def _mask(table: Any, name: str) -> Any:
 
 
 def one_pass(
-    worker: Any, processors: Any, schema: Any, batches: list[list[Any]]
+    worker: Any, detector: Any, schema: Any, batches: list[list[Any]]
 ) -> tuple[float, float, int, int]:
     """Every group's batches in turn: wall and CPU seconds inside the worker function, records
     in, rows out.  CPU time is the steadier figure on a machine that runs other work."""
@@ -160,7 +158,7 @@ def one_pass(
             st = state_table(group, state, last_ms)
             clocks = {int(rec.column("partition")[0].as_py()): int(rec.column("ts")[-1].as_py())}
             started, started_cpu = time.perf_counter(), time.thread_time()
-            out = worker(rec, st, processors, detected_at, schema, clocks)
+            out = worker(rec, st, detector, detected_at, schema, clocks)
             seconds += time.perf_counter() - started
             cpu += time.thread_time() - started_cpu
             records += rec.num_rows
@@ -177,11 +175,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
 
-    worker, batch_processors, build_processors = _worker()
+    worker = _worker()
     cfg = config_mod.load(ROOT / "conf" / "local.toml", env={})
     schema = output_arrow_schema()
     batches = record_tables(args.groups, args.generations, args.per_batch)
-    processors = batch_processors(functools.partial(build_processors, cfg), {})
+    detector = cfg.detect.detector()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
         f"bench_worker: {args.groups} groups x {args.generations} records of {MEMBERS} members, "
@@ -190,7 +188,7 @@ def main() -> int:
     )
     best, best_cpu = float("inf"), float("inf")
     for attempt in range(args.repeat):
-        seconds, cpu, records, rows = one_pass(worker, processors, schema, batches)
+        seconds, cpu, records, rows = one_pass(worker, detector, schema, batches)
         print(
             f"  [{attempt + 1}/{args.repeat}] {records} records in {seconds:.3f}s "
             f"(CPU {cpu:.3f}s): {records / seconds:,.1f} records/s, "

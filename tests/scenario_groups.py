@@ -1,33 +1,44 @@
 """A library scenario run through the job's per-group step, as the tests of that step need it.
 
-The decoder is injected: the scenario library gives decoded lines, and each record's raw bytes
-are placeholders (``raw(i)``) that the quarantine and snapshot rows carry.
+The records carry the bytes the scenario library encodes (with the decoder's own encoder), so
+the step decodes them as the job does; the decoded lines come along for the tests' assertions.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from groupwatch.config import load
 from groupwatch.processing import GroupResult, SourceRecord, process_group
-from groupwatch.processors import EngineAnalysis
-from groupwatch_dev.scenarios.builder import LIBRARY, decoded_lines
+from groupwatch_dev.scenarios.builder import LIBRARY, decoded_lines, raw_records
 from groupwatch_dev.scenarios.builder import load as load_scenario
 
 Lines = dict[tuple[int, int], dict[str, Any]]
 
 
-def scenario_records(
-    name: str, raw: Callable[[int], tuple[bytes, bytes]] = lambda i: (b"k", b"v")
-) -> tuple[list[SourceRecord], Lines]:
-    """The scenario's records (raw key/value from ``raw(i)``) and their decoded lines."""
-    lines = decoded_lines(load_scenario(LIBRARY / name))
+def _bytes(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
+
+
+def scenario_records(name: str) -> tuple[list[SourceRecord], Lines]:
+    """The scenario's records as Spark's Kafka source would deliver them, and their decoded
+    lines by (partition, offset)."""
+    scenario = load_scenario(LIBRARY / name)
+    lines = decoded_lines(scenario)
     by_pos = {(ln["partition"], ln["offset"]): ln for ln in lines}
     records = [
-        SourceRecord(*raw(i), ln["topic"], ln["partition"], ln["offset"], ln["timestamp"])
-        for i, ln in enumerate(lines)
+        SourceRecord(
+            _bytes(r["key"]),
+            _bytes(r["value"]),
+            r["topic"],
+            r["partition"],
+            r["offset"],
+            r["timestamp"],
+        )
+        for r in raw_records(scenario)
     ]
     return records, by_pos
 
@@ -35,7 +46,6 @@ def scenario_records(
 def run_group(
     group: str,
     records: Sequence[SourceRecord],
-    by_pos: Lines,
     detected_at: dt.datetime,
     state: Mapping[str, Any] | None = None,
 ) -> GroupResult:
@@ -44,7 +54,6 @@ def run_group(
         group,
         state,
         records,
-        decode=lambda r: by_pos[(r.partition, r.offset)],
-        analysis=EngineAnalysis(load(None, env={})),
+        detector=load(None, env={}).detect.detector(),
         detected_at=detected_at,
     )

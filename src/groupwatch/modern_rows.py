@@ -15,7 +15,8 @@ epoch of its first record that no longer does.  A member that disappears (its re
 tombstone, or the group's) holds nothing from the epoch after the last one it was seen at.
 Share groups' partitions are shared, not owned, and have no intervals.
 
-Everything here is pure and JSON-able, like :mod:`groupwatch.ownership`.
+Everything here is pure; the intervals kept between records are JSON-able, like
+:mod:`groupwatch.ownership`'s.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from groupwatch.detect.modern.model import (
     Slot,
 )
 from groupwatch.detect.modern.state import Member, ModernState
+from groupwatch.tables import MemberRow, OwnershipRow, SnapshotRow, TPList, timestamp
 
-Row = dict[str, Any]
 #: member id -> "partition/slot id" -> [topic as written, client id, from epoch, from time ms,
 #: last epoch at which the member was seen holding it].
 ModernIntervals = dict[str, dict[str, list[Any]]]
@@ -51,7 +52,7 @@ def topic_of(state: ModernState, slot_id: str, names: Mapping[str, str]) -> str:
     return state.name_of(slot_id, names) or slot_id
 
 
-def _tps(state: ModernState, slots: Iterable[Slot], names: Mapping[str, str]) -> list[Row]:
+def _tps(state: ModernState, slots: Iterable[Slot], names: Mapping[str, str]) -> TPList:
     return tp_list((topic_of(state, t, names), p) for t, p in slots)
 
 
@@ -74,30 +75,29 @@ def server_assignor(state: ModernState) -> str | None:
 
 
 def snapshot_row(
-    group: str, state: ModernState, line: Mapping[str, Any], source: Mapping[str, Any]
-) -> Row:
-    """The ``group_snapshots`` row of a group-epoch record, ``state`` being the state after it."""
-    value = line.get("value")
-    tombstone = bool(line.get("tombstone")) or value is None
-    version = value.get("version") if isinstance(value, Mapping) else None
-    return {
-        "group": group,
-        "group_type": state.group_type.value,
-        "generation": None if tombstone else state.group_epoch,
-        "assignment_epoch": None if tombstone else state.assignment_epoch,
+    group: str,
+    state: ModernState,
+    tombstone: bool,
+    record_version: int | None,
+    source: Mapping[str, Any],
+) -> SnapshotRow:
+    """The ``group_snapshots`` row of a group-epoch record, ``state`` being the state after it;
+    ``source``: the record's source columns."""
+    return SnapshotRow(
+        group=group,
+        group_type=state.group_type.value,
+        generation=None if tombstone else state.group_epoch,
+        assignment_epoch=None if tombstone else state.assignment_epoch,
         # The protocol type a ListGroups answer gives for the group type.
-        "protocol_type": state.group_type.value,
-        "protocol": None if tombstone else server_assignor(state),
-        "leader": None,
-        "current_state_timestamp": None,
-        "member_count": None
+        protocol_type=state.group_type.value,
+        protocol=None if tombstone else server_assignor(state),
+        member_count=None
         if tombstone
         else sum(1 for m in state.members.values() if m.current is not None),
-        "record_version": version,
-        "tombstone": tombstone,
-        "decode_error": None,
+        record_version=record_version,
+        tombstone=tombstone,
         **source,
-    }
+    )
 
 
 def member_row(
@@ -106,7 +106,7 @@ def member_row(
     member_id: str,
     names: Mapping[str, str],
     source: Mapping[str, Any],
-) -> Row | None:
+) -> MemberRow:
     """The ``member_assignments`` row of a current-assignment record.
 
     A tombstone (the member left, or was fenced) gives a row without a member epoch or state:
@@ -114,7 +114,7 @@ def member_row(
     """
     member = state.members.get(member_id)
     meta = None if member is None else member.meta  # a leave tombstones it after the 8
-    who = {
+    who: dict[str, Any] = {
         "group": group,
         "group_type": state.group_type.value,
         "generation": state.group_epoch,
@@ -123,27 +123,20 @@ def member_row(
         "client_host": None if meta is None else meta.client_host,
         "group_instance_id": None if meta is None else meta.instance_id,
         "rebalance_timeout": None if meta is None else meta.rebalance_timeout_ms,
-    }
-    if member is None or member.current is None:
-        return {
-            **who,
-            "member_epoch": None,
-            "member_state": None,
-            "assignment": [],
-            "pending_revocation": [],
-            **source,
-        }
-    current = member.current
-    return {
-        **who,
-        "member_epoch": current.member_epoch,
-        "member_state": member_state_name(state, current),
-        "assignment": _tps(state, current.assigned, names),
-        "pending_revocation": _tps(state, current.pending, names),
-        "target": None if member.target is None else _tps(state, member.target.slots, names),
-        "topics": None if meta is None else sorted(state.subscribed(meta)),
         **source,
     }
+    if member is None or member.current is None:
+        return MemberRow(assignment=[], pending_revocation=[], **who)
+    current = member.current
+    return MemberRow(
+        member_epoch=current.member_epoch,
+        member_state=member_state_name(state, current),
+        assignment=_tps(state, current.assigned, names),
+        pending_revocation=_tps(state, current.pending, names),
+        target=None if member.target is None else _tps(state, member.target.slots, names),
+        topics=None if meta is None else sorted(state.subscribed(meta)),
+        **who,
+    )
 
 
 # -- ownership intervals ----------------------------------------------------------------------
@@ -168,20 +161,20 @@ def _row(
     interval: list[Any],
     to_epoch: int | None,
     to_time: int | None,
-) -> Row:
+) -> OwnershipRow:
     topic, client_id, from_epoch, from_time, _ = interval
-    return {
-        "group": group,
-        "group_type": group_type,
-        "topic": topic,
-        "partition": int(key.split("/", 1)[0]),
-        "member_id": member_id,
-        "client_id": client_id,
-        "from_generation": from_epoch,
-        "from_time": from_time,
-        "to_generation": to_epoch,
-        "to_time": to_time,
-    }
+    return OwnershipRow(
+        group=group,
+        group_type=group_type,
+        topic=topic,
+        partition=int(key.split("/", 1)[0]),
+        member_id=member_id,
+        client_id=client_id,
+        from_generation=from_epoch,
+        from_time=timestamp(from_time),
+        to_generation=to_epoch,
+        to_time=timestamp(to_time),
+    )
 
 
 def _after_last(interval: list[Any]) -> int:
@@ -196,7 +189,7 @@ def advance_member(
     member_id: str,
     time_ms: int,
     names: Mapping[str, str],
-) -> tuple[ModernIntervals, list[Row]]:
+) -> tuple[ModernIntervals, list[OwnershipRow]]:
     """The member's intervals after its current-assignment record (``state`` after it).
 
     Returns the new intervals and the rows to upsert: closed ones and newly opened ones.
@@ -208,7 +201,7 @@ def advance_member(
     counted = epoch is not None and epoch != STATIC_AWAY_EPOCH and epoch >= 0
     mine = dict(intervals.get(member_id) or {})
     kind = state.group_type.value
-    rows: list[Row] = []
+    rows: list[OwnershipRow] = []
     for key in sorted(mine):
         interval = mine[key]
         if key in held:
@@ -232,7 +225,9 @@ def advance_member(
     return out, rows
 
 
-def close_all(group: str, intervals: ModernIntervals, group_type: str, time_ms: int) -> list[Row]:
+def close_all(
+    group: str, intervals: ModernIntervals, group_type: str, time_ms: int
+) -> list[OwnershipRow]:
     """Close every open interval (the group was deleted or converted to a classic group)."""
     return [
         _row(group, group_type, mid, key, interval, _after_last(interval), time_ms)

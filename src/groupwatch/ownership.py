@@ -1,7 +1,8 @@
 """Partition ownership history: who owned each partition of a group, from when to when.
 
 Kept as a small JSON-able value per group (the open intervals only), advanced one snapshot at a
-time.  Each step returns the rows to upsert into ``partition_ownership``: a closed interval
+time.  Each step returns the :class:`~groupwatch.tables.OwnershipRow` to upsert into
+``partition_ownership``: a closed interval
 (``to_generation`` set) for every partition that changed hands or vanished, and an open one for
 every new owner.  Rows are keyed by (group, topic, partition, from_generation, member_id), so
 writing the same step twice changes nothing.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from groupwatch.tables import OwnershipRow, timestamp
 
 #: "topic/partition" -> [member_id, client_id, from_generation, from_time_ms]
 OpenIntervals = dict[str, list[Any]]
@@ -34,20 +37,21 @@ def _split(key: str) -> tuple[str, int]:
 
 def _row(
     group: str, key: str, interval: list[Any], to_generation: int | None, to_time: int | None
-) -> dict[str, Any]:
+) -> OwnershipRow:
     topic, partition = _split(key)
     member_id, client_id, from_generation, from_time = interval
-    return {
-        "group": group,
-        "topic": topic,
-        "partition": partition,
-        "member_id": member_id,
-        "client_id": client_id,
-        "from_generation": from_generation,
-        "from_time": from_time,
-        "to_generation": to_generation,
-        "to_time": to_time,
-    }
+    return OwnershipRow(
+        group=group,
+        group_type="classic",
+        topic=topic,
+        partition=partition,
+        member_id=member_id,
+        client_id=client_id,
+        from_generation=from_generation,
+        from_time=timestamp(from_time),
+        to_generation=to_generation,
+        to_time=timestamp(to_time),
+    )
 
 
 def advance(
@@ -56,14 +60,14 @@ def advance(
     generation: int,
     time_ms: int,
     assignment: Mapping[tuple[str, int], Owner],
-) -> tuple[OpenIntervals, list[dict[str, Any]]]:
+) -> tuple[OpenIntervals, list[OwnershipRow]]:
     """Move the history to a snapshot whose assignment is ``assignment`` (partition -> owner).
 
     A partition assigned to two members (an overlap) is recorded under the first one given;
     the overlap itself is a finding, not history.
     """
     now: OpenIntervals = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[OwnershipRow] = []
     wanted = {_tp_key(t, p): owner for (t, p), owner in assignment.items()}
     for key, interval in open_intervals.items():
         owner = wanted.get(key)
@@ -80,7 +84,7 @@ def advance(
 
 def close_all(
     group: str, open_intervals: OpenIntervals, generation: int, time_ms: int
-) -> list[dict[str, Any]]:
+) -> list[OwnershipRow]:
     """Close every open interval at ``generation`` (the group was deleted or expired).
 
     A deletion has no generation of its own; callers pass the one after the last seen.

@@ -1,15 +1,25 @@
-"""The Delta tables the job writes, declared once: Spark schemas and the docs derive from here.
+"""The Delta tables the job writes, declared once: one frozen row dataclass per table, whose
+fields are the table's columns (type, Spark SQL DDL and meaning).  Spark schemas, the Python
+stage's Arrow output and docs/tables.md all derive from here.
 
 Column types are Spark SQL DDL, the one schema language Spark, Delta and analysts' SQL share.
-The dashboard reads the same tables through delta-rs, so names stay plain snake_case.
+The dashboard reads the same tables through delta-rs, so names stay plain snake_case.  Every
+column is nullable (the Python annotations say ``| None``); which ones a row fills is the
+business of the code that builds it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 TP_LIST = "array<struct<topic: string, partitions: array<int>>>"
 SOURCE = "struct<topic: string, partition: int, offset: bigint, timestamp: bigint>"
+#: A ``TP_LIST`` value: ``[{"topic": t, "partitions": [p, ...]}, ...]``.
+TPList = Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -19,16 +29,53 @@ class Column:
     doc: str
 
 
+def column(ddl: str, doc: str) -> Any:
+    """A row field that is a column of its table (null unless the row says otherwise)."""
+    return dataclasses.field(default=None, metadata={"ddl": ddl, "doc": doc})
+
+
+def timestamp(ms: int | None) -> dt.datetime | None:
+    """Milliseconds since the epoch (Kafka's timestamps) -> a ``timestamp`` column's value
+    (``None`` for none or a negative, Kafka's "no timestamp")."""
+    if ms is None or ms < 0:
+        return None
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+
+
+def _source_topic() -> Any:
+    return column("string", "topic the record was read from")
+
+
+def _source_partition() -> Any:
+    return column("int", "its partition")
+
+
+def _source_offset() -> Any:
+    return column("bigint", "its offset")
+
+
+def _source_timestamp() -> Any:
+    return column("timestamp", "its Kafka timestamp (UTC)")
+
+
 @dataclass(frozen=True)
 class Table:
-    """One Delta table: its columns, how it is partitioned, and the key a MERGE matches on."""
+    """One Delta table: its row type, how it is partitioned, and the key a MERGE matches on."""
 
     name: str
     doc: str
-    columns: tuple[Column, ...]
+    row: type[Any]
     partition_by: tuple[str, ...] = ()
     #: Columns that identify a row; empty for append-only tables.
     key: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """The row type's fields, in order, as columns."""
+        return tuple(
+            Column(f.name, f.metadata["ddl"], f.metadata["doc"])
+            for f in dataclasses.fields(self.row)
+        )
 
     @property
     def ddl(self) -> str:
@@ -39,203 +86,281 @@ class Table:
         return tuple(c.name for c in self.columns)
 
 
-def _source_columns() -> tuple[Column, ...]:
-    return (
-        Column("source_topic", "string", "topic the record was read from"),
-        Column("source_partition", "int", "its partition"),
-        Column("source_offset", "bigint", "its offset"),
-        Column("source_timestamp", "timestamp", "its Kafka timestamp (UTC)"),
+@dataclass(frozen=True, slots=True)
+class SnapshotRow:
+    """A row of ``group_snapshots``."""
+
+    group: str | None = column("string", "consumer group id")
+    generation: int | None = column(
+        "int",
+        "generation id (classic) or group epoch (KIP-848/streams/share); null for a tombstone",
+    )
+    group_type: str | None = column(
+        "string", "`classic`, `consumer` (KIP-848), `streams` or `share`"
+    )
+    assignment_epoch: int | None = column("int", "KIP-848/streams: the target assignment's epoch")
+    protocol_type: str | None = column(
+        "string", "`consumer`, `connect`, ... (empty for an empty group)"
+    )
+    protocol: str | None = column(
+        "string", "selected assignor protocol name, e.g. `cooperative-sticky`"
+    )
+    leader: str | None = column("string", "member id of the leader")
+    current_state_timestamp: dt.datetime | None = column(
+        "timestamp", "when the group reached this state (v2+)"
+    )
+    member_count: int | None = column("int", "members in the snapshot")
+    record_version: int | None = column("int", "GroupMetadataValue version")
+    tombstone: bool | None = column("boolean", "the group was deleted")
+    decode_error: str | None = column(
+        "string", "error kind when the value did not decode, else null"
+    )
+    source_topic: str | None = _source_topic()
+    source_partition: int | None = _source_partition()
+    source_offset: int | None = _source_offset()
+    source_timestamp: dt.datetime | None = _source_timestamp()
+    snapshot_date: dt.date | None = column(
+        "date", "UTC date of source_timestamp (partition column)"
     )
 
 
 GROUP_SNAPSHOTS = Table(
     "group_snapshots",
-    "One row per group-metadata record (a classic generation's snapshot, or a tombstone) and "
-    "per group-epoch record of a KIP-848, streams or share group.",
-    (
-        Column("group", "string", "consumer group id"),
-        Column(
-            "generation",
-            "int",
-            "generation id (classic) or group epoch (KIP-848/streams/share); null for a tombstone",
-        ),
-        Column("group_type", "string", "`classic`, `consumer` (KIP-848), `streams` or `share`"),
-        Column("assignment_epoch", "int", "KIP-848/streams: the target assignment's epoch"),
-        Column("protocol_type", "string", "`consumer`, `connect`, ... (empty for an empty group)"),
-        Column("protocol", "string", "selected assignor protocol name, e.g. `cooperative-sticky`"),
-        Column("leader", "string", "member id of the leader"),
-        Column("current_state_timestamp", "timestamp", "when the group reached this state (v2+)"),
-        Column("member_count", "int", "members in the snapshot"),
-        Column("record_version", "int", "GroupMetadataValue version"),
-        Column("tombstone", "boolean", "the group was deleted"),
-        Column("decode_error", "string", "error kind when the value did not decode, else null"),
-        *_source_columns(),
-        Column("snapshot_date", "date", "UTC date of source_timestamp (partition column)"),
-    ),
+    "One row per group-metadata record (a classic generation's snapshot, or a tombstone) and per "
+    "group-epoch record of a KIP-848, streams or share group.",
+    SnapshotRow,
     partition_by=("snapshot_date",),
     key=("source_partition", "source_offset"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRow:
+    """A row of ``member_assignments``."""
+
+    group: str | None = column("string", "consumer group id")
+    generation: int | None = column("int", "generation of the snapshot; group epoch (KIP-848)")
+    member_id: str | None = column("string", "member id")
+    group_type: str | None = column(
+        "string", "`classic`, `consumer` (KIP-848), `streams` or `share`"
+    )
+    member_epoch: int | None = column(
+        "int", "KIP-848/streams: the member's epoch (-2: static, away)"
+    )
+    member_state: str | None = column(
+        "string", "KIP-848/streams: `STABLE`, `UNREVOKED`, `UNRELEASED` or `UNKNOWN(n)`"
+    )
+    pending_revocation: TPList | None = column(
+        TP_LIST,
+        "KIP-848: partitions it still holds but must give up (streams: active tasks, with the "
+        "subtopology as topic)",
+    )
+    target: TPList | None = column(TP_LIST, "KIP-848/streams: its target assignment at that point")
+    group_instance_id: str | None = column("string", "static member id, if any")
+    client_id: str | None = column("string", "client.id")
+    client_host: str | None = column("string", "client host as the broker saw it")
+    rebalance_timeout: int | None = column("int", "ms")
+    session_timeout: int | None = column("int", "ms")
+    subscription_version: int | None = column("int", "ConsumerProtocolSubscription version")
+    topics: Sequence[str] | None = column("array<string>", "subscribed topics")
+    claim: TPList | None = column(
+        TP_LIST, "partitions the member says it owned (owned_partitions or sticky user data)"
+    )
+    claim_generation: int | None = column("int", "generation of that claim; -1 when absent")
+    assignment: TPList | None = column(
+        TP_LIST, "partitions the leader assigned it for this generation"
+    )
+    user_data_kind: str | None = column("string", "`sticky`, `cooperative-sticky`, `raw` or null")
+    subscription_error: str | None = column("string", "decode error of the subscription bytes")
+    assignment_error: str | None = column("string", "decode error of the assignment bytes")
+    source_topic: str | None = _source_topic()
+    source_partition: int | None = _source_partition()
+    source_offset: int | None = _source_offset()
+    source_timestamp: dt.datetime | None = _source_timestamp()
+    snapshot_date: dt.date | None = column(
+        "date", "UTC date of source_timestamp (partition column)"
+    )
+
 
 MEMBER_ASSIGNMENTS = Table(
     "member_assignments",
     "One row per member per classic snapshot (what it subscribed to, claimed and was assigned), "
     "and per current-assignment record of a KIP-848, streams or share group member (a tombstone "
     "of that record, the member leaving, is a row without member epoch and state).",
-    (
-        Column("group", "string", "consumer group id"),
-        Column("generation", "int", "generation of the snapshot; group epoch (KIP-848)"),
-        Column("member_id", "string", "member id"),
-        Column("group_type", "string", "`classic`, `consumer` (KIP-848), `streams` or `share`"),
-        Column("member_epoch", "int", "KIP-848/streams: the member's epoch (-2: static, away)"),
-        Column(
-            "member_state",
-            "string",
-            "KIP-848/streams: `STABLE`, `UNREVOKED`, `UNRELEASED` or `UNKNOWN(n)`",
-        ),
-        Column(
-            "pending_revocation",
-            TP_LIST,
-            "KIP-848: partitions it still holds but must give up (streams: active tasks, with "
-            "the subtopology as topic)",
-        ),
-        Column("target", TP_LIST, "KIP-848/streams: its target assignment at that point"),
-        Column("group_instance_id", "string", "static member id, if any"),
-        Column("client_id", "string", "client.id"),
-        Column("client_host", "string", "client host as the broker saw it"),
-        Column("rebalance_timeout", "int", "ms"),
-        Column("session_timeout", "int", "ms"),
-        Column("subscription_version", "int", "ConsumerProtocolSubscription version"),
-        Column("topics", "array<string>", "subscribed topics"),
-        Column(
-            "claim",
-            TP_LIST,
-            "partitions the member says it owned (owned_partitions or sticky user data)",
-        ),
-        Column("claim_generation", "int", "generation of that claim; -1 when absent"),
-        Column("assignment", TP_LIST, "partitions the leader assigned it for this generation"),
-        Column("user_data_kind", "string", "`sticky`, `cooperative-sticky`, `raw` or null"),
-        Column("subscription_error", "string", "decode error of the subscription bytes"),
-        Column("assignment_error", "string", "decode error of the assignment bytes"),
-        *_source_columns(),
-        Column("snapshot_date", "date", "UTC date of source_timestamp (partition column)"),
-    ),
+    MemberRow,
     partition_by=("snapshot_date",),
     key=("source_partition", "source_offset", "member_id"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class OwnershipRow:
+    """A row of ``partition_ownership``."""
+
+    group: str | None = column("string", "consumer group id")
+    group_type: str | None = column("string", "`classic`, `consumer` (KIP-848) or `streams`")
+    topic: str | None = column("string", "topic")
+    partition: int | None = column("int", "partition")
+    member_id: str | None = column("string", "the owner")
+    client_id: str | None = column("string", "the owner's client.id")
+    from_generation: int | None = column("int", "first generation it was assigned in")
+    from_time: dt.datetime | None = column("timestamp", "source timestamp of that snapshot")
+    to_generation: int | None = column(
+        "int", "first generation it no longer was; null while it still owns it"
+    )
+    to_time: dt.datetime | None = column(
+        "timestamp", "source timestamp of that snapshot; null while open"
+    )
+
 
 PARTITION_OWNERSHIP = Table(
     "partition_ownership",
     "Who owned each (group, topic, partition) from which generation and time to which; for "
     "KIP-848 groups the generations are member epochs, and pending revocation counts as owned.",
-    (
-        Column("group", "string", "consumer group id"),
-        Column("group_type", "string", "`classic`, `consumer` (KIP-848) or `streams`"),
-        Column("topic", "string", "topic"),
-        Column("partition", "int", "partition"),
-        Column("member_id", "string", "the owner"),
-        Column("client_id", "string", "the owner's client.id"),
-        Column("from_generation", "int", "first generation it was assigned in"),
-        Column("from_time", "timestamp", "source timestamp of that snapshot"),
-        Column(
-            "to_generation", "int", "first generation it no longer was; null while it still owns it"
-        ),
-        Column("to_time", "timestamp", "source timestamp of that snapshot; null while open"),
-    ),
+    OwnershipRow,
     key=("group", "topic", "partition", "from_generation", "member_id"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    """A row of ``findings``."""
+
+    finding_id: str | None = column("string", "deterministic id: one finding is never raised twice")
+    kind: str | None = column("string", "catalogue kind, e.g. `assignment_overlap`")
+    severity: str | None = column("string", "`critical`, `error`, `warning` or `info`")
+    group: str | None = column("string", "consumer group id")
+    generation: int | None = column("int", "generation of the snapshot")
+    topic: str | None = column("string", "for per-partition kinds")
+    partition: int | None = column("int", "for per-partition kinds")
+    member: str | None = column("string", "for per-member kinds")
+    members: Sequence[str] | None = column("array<string>", "members involved")
+    partitions: TPList | None = column(TP_LIST, "partitions involved")
+    detail: str | None = column("string", "one human-readable sentence")
+    evidence: str | None = column("string", "JSON object with the facts behind the finding")
+    source: Mapping[str, Any] | None = column(SOURCE, "the record that produced it")
+    detected_at: dt.datetime | None = column("timestamp", "when the job wrote it")
+
 
 FINDINGS = Table(
     "findings",
     "What the detectors found, one row per finding id (fields as `groupwatch analyze` prints).",
-    (
-        Column("finding_id", "string", "deterministic id: one finding is never raised twice"),
-        Column("kind", "string", "catalogue kind, e.g. `assignment_overlap`"),
-        Column("severity", "string", "`critical`, `error`, `warning` or `info`"),
-        Column("group", "string", "consumer group id"),
-        Column("generation", "int", "generation of the snapshot"),
-        Column("topic", "string", "for per-partition kinds"),
-        Column("partition", "int", "for per-partition kinds"),
-        Column("member", "string", "for per-member kinds"),
-        Column("members", "array<string>", "members involved"),
-        Column("partitions", TP_LIST, "partitions involved"),
-        Column("detail", "string", "one human-readable sentence"),
-        Column("evidence", "string", "JSON object with the facts behind the finding"),
-        Column("source", SOURCE, "the record that produced it"),
-        Column("detected_at", "timestamp", "when the job wrote it"),
-    ),
+    FindingRow,
     key=("finding_id",),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineRow:
+    """A row of ``quarantine``."""
+
+    stage: str | None = column("string", "`decode` or `validate`")
+    error_kind: str | None = column("string", "machine-readable error kind")
+    field_path: str | None = column("string", "where in the record, e.g. `members[2].subscription`")
+    byte_offset: int | None = column("int", "byte offset of the error in the failing bytes")
+    message: str | None = column("string", "the error in words")
+    group: str | None = column("string", "group, when the key said")
+    member_id: str | None = column("string", "for a member-level error")
+    key: bytes | None = column("binary", "raw record key")
+    value: bytes | None = column("binary", "raw record value")
+    source_topic: str | None = _source_topic()
+    source_partition: int | None = _source_partition()
+    source_offset: int | None = _source_offset()
+    source_timestamp: dt.datetime | None = _source_timestamp()
+    quarantined_at: dt.datetime | None = column("timestamp", "when the job wrote it")
+
 
 QUARANTINE = Table(
     "quarantine",
     "Every record or member that failed to decode or validate, with its raw bytes.",
-    (
-        Column("stage", "string", "`decode` or `validate`"),
-        Column("error_kind", "string", "machine-readable error kind"),
-        Column("field_path", "string", "where in the record, e.g. `members[2].subscription`"),
-        Column("byte_offset", "int", "byte offset of the error in the failing bytes"),
-        Column("message", "string", "the error in words"),
-        Column("group", "string", "group, when the key said"),
-        Column("member_id", "string", "for a member-level error"),
-        Column("key", "binary", "raw record key"),
-        Column("value", "binary", "raw record value"),
-        *_source_columns(),
-        Column("quarantined_at", "timestamp", "when the job wrote it"),
-    ),
+    QuarantineRow,
     key=("source_partition", "source_offset", "stage", "field_path"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsRow:
+    """A row of ``group_offsets``."""
+
+    group: str | None = column("string", "consumer group id")
+    topic: str | None = column("string", "topic")
+    max_partition: int | None = column("int", "highest partition the group committed for")
+    commits: int | None = column("bigint", "offset-commit records seen")
+    last_commit_time: dt.datetime | None = column(
+        "timestamp", "source timestamp of the newest commit record"
+    )
+
 
 GROUP_OFFSETS = Table(
     "group_offsets",
     "Offset-commit activity per (group, topic), aggregated in the JVM.",
-    (
-        Column("group", "string", "consumer group id"),
-        Column("topic", "string", "topic"),
-        Column("max_partition", "int", "highest partition the group committed for"),
-        Column("commits", "bigint", "offset-commit records seen"),
-        Column("last_commit_time", "timestamp", "source timestamp of the newest commit record"),
-    ),
+    OffsetsRow,
     key=("group", "topic"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationRow:
+    """A row of ``validation_results``."""
+
+    batch_id: int | None = column("bigint", "micro-batch id")
+    table_name: str | None = column("string", "validated table")
+    expectation: str | None = column("string", "expectation type and column")
+    success: bool | None = column("boolean", "passed")
+    unexpected_count: int | None = column("bigint", "rows that failed it")
+    details: str | None = column("string", "JSON result summary")
+    validated_at: dt.datetime | None = column("timestamp", "when")
+
 
 VALIDATION_RESULTS = Table(
     "validation_results",
     "Great Expectations results, one row per expectation per validated batch.",
-    (
-        Column("batch_id", "bigint", "micro-batch id"),
-        Column("table_name", "string", "validated table"),
-        Column("expectation", "string", "expectation type and column"),
-        Column("success", "boolean", "passed"),
-        Column("unexpected_count", "bigint", "rows that failed it"),
-        Column("details", "string", "JSON result summary"),
-        Column("validated_at", "timestamp", "when"),
-    ),
+    ValidationRow,
     key=("batch_id", "table_name", "expectation"),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class StateRow:
+    """A row of ``group_state``."""
+
+    group: str | None = column("string", "consumer group id")
+    batch_id: int | None = column("bigint", "micro-batch that produced this state")
+    state: str | None = column("string", "JSON state of the group")
+    last_event_time: dt.datetime | None = column(
+        "timestamp", "newest source timestamp seen for the group"
+    )
+    deleted: bool | None = column("boolean", "the group was deleted or expired: its state is gone")
+    pending_until: dt.datetime | None = column(
+        "timestamp",
+        "stream time from which a finding awaiting confirmation is raised if the group has no "
+        "new generation by then (null: nothing awaits confirmation)",
+    )
+    pending_partition: int | None = column(
+        "int", "the source partition whose stream time counts for `pending_until`"
+    )
+
 
 GROUP_STATE = Table(
     "group_state",
     "The job's per-group analysis state, one version per batch that touched the group (internal).",
-    (
-        Column("group", "string", "consumer group id"),
-        Column("batch_id", "bigint", "micro-batch that produced this state"),
-        Column("state", "string", "JSON state of the group"),
-        Column("last_event_time", "timestamp", "newest source timestamp seen for the group"),
-        Column("deleted", "boolean", "the group was deleted or expired: its state is gone"),
-        Column(
-            "pending_until",
-            "timestamp",
-            "stream time from which a finding awaiting confirmation is raised if the group "
-            "has no new generation by then (null: nothing awaits confirmation)",
-        ),
-        Column(
-            "pending_partition",
-            "int",
-            "the source partition whose stream time counts for `pending_until`",
-        ),
-    ),
+    StateRow,
     key=("group", "batch_id"),
 )
+
+
+#: Any table's row.
+Row = (
+    SnapshotRow
+    | MemberRow
+    | OwnershipRow
+    | FindingRow
+    | QuarantineRow
+    | OffsetsRow
+    | ValidationRow
+    | StateRow
+)
+
 
 TABLES: dict[str, Table] = {
     t.name: t

@@ -42,12 +42,11 @@ def transactional_topic(broker: str) -> str:
 
 
 def _batches(spark, cfg: config.Config, root: Path) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    from groupwatch.processors import build_processors
     from groupwatch.spark.pipelines import read_source
     from groupwatch.spark.query import GroupwatchQuery
     from groupwatch.spark.source import offset_ranges
 
-    job = GroupwatchQuery(spark, cfg, lambda: build_processors(cfg))
+    job = GroupwatchQuery(spark, cfg, cfg.detect.detector())
     seen: list[dict[str, Any]] = []
 
     def batch(df, batch_id: int) -> None:  # type: ignore[no-untyped-def]

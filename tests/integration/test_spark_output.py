@@ -16,18 +16,18 @@ pytestmark = pytest.mark.spark
 NOW = dt.datetime(2026, 1, 1, 12, 30, tzinfo=dt.UTC)
 
 
-def _rows(name: str) -> dict[str, list[dict[str, Any]]]:
+def _rows(name: str) -> dict[str, list[Any]]:
     """Rows of every table for one library scenario, as the worker has them."""
-    records, by_pos = scenario_records(name, lambda i: (f"k{i}".encode(), f"v{i}".encode()))
-    result = run_group("g", records, by_pos, NOW)
-    state = {
-        "group": "g",
-        "state": "{}",
-        "last_event_time": NOW,
-        "deleted": False,
-        "pending_until": NOW,
-        "pending_partition": 3,
-    }
+    records, _ = scenario_records(name)
+    result = run_group("g", records, NOW)
+    state = tables.StateRow(
+        group="g",
+        state="{}",
+        last_event_time=NOW,
+        deleted=False,
+        pending_until=NOW,
+        pending_partition=3,
+    )
     return {**result.rows, tables.GROUP_STATE.name: [state]}
 
 
@@ -62,9 +62,9 @@ def test_rows_survive_arrow_and_spark(  # type: ignore[no-untyped-def]
         columns = [c.name for c in output.struct_columns(spec)]
         got = [r for r in arrow_rows if r["tbl"] == name]
         # Arrow keeps every declared column's value as the worker produced it.
-        assert [r[name] for r in got] == [{c: row.get(c) for c in columns} for row in expected]
+        assert [r[name] for r in got] == [{c: getattr(row, c) for c in columns} for row in expected]
         assert [(r["key"], r["value"]) for r in got] == [
-            (row.get("key"), row.get("value")) for row in expected
+            (getattr(row, "key", None), getattr(row, "value", None)) for row in expected
         ]
         # Spark reads the struct back with the table's declared types and values.
         back = frame.where(F.col("tbl") == name).select(f"`{name}`.*").collect()
@@ -84,4 +84,4 @@ def test_rows_survive_arrow_and_spark(  # type: ignore[no-untyped-def]
                     value = value.asDict(recursive=True)
                 elif isinstance(value, list):
                     value = [v.asDict(recursive=True) if hasattr(v, "asDict") else v for v in value]
-                assert value == want.get(column), (name, column)
+                assert value == getattr(want, column), (name, column)

@@ -23,7 +23,6 @@ def _ts(ms: int) -> dt.datetime:
 
 
 def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
-    from groupwatch.processors import build_processors
     from groupwatch.spark.query import GroupwatchQuery
 
     cfg = config.load(
@@ -38,7 +37,7 @@ def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
         ],
     )
     sinks.ensure_tables(spark, cfg)
-    return GroupwatchQuery(spark, cfg, lambda: build_processors(cfg)), cfg
+    return GroupwatchQuery(spark, cfg, cfg.detect.detector()), cfg
 
 
 def _state(spark, cfg, rows):  # type: ignore[no-untyped-def]

@@ -98,7 +98,7 @@ def test_the_production_path_imports_no_development_tooling() -> None:
     ]
     assert offenders == []
     # The walk reaches what it should: the query, its steps and the alias resolver.
-    assert {"groupwatch.spark.query", "groupwatch.bootstrap", "groupwatch.processors"} <= set(seen)
+    assert {"groupwatch.spark.query", "groupwatch.bootstrap", "groupwatch.processing"} <= set(seen)
 
 
 def test_the_walk_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
@@ -130,12 +130,11 @@ LAYERS: dict[str, int] = {
     "assignor": 2,
     "detect": 3,
     "tables": 4,
-    "ownership": 4,
-    "modern_rows": 4,
-    "processing": 5,
-    "config": 5,
-    "processors": 6,
-    "config_cli": 6,
+    "config": 4,
+    "ownership": 5,
+    "modern_rows": 5,
+    "config_cli": 5,
+    "processing": 6,
     "deltaread": 7,
     "notify": 8,
     "spark": 9,
@@ -247,5 +246,5 @@ def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
     (pkg / "config.py").write_text("")
     (pkg / "detect" / "probe.py").write_text("def f():\n    from groupwatch import config\n")
     assert layer_violations(pkg) == [
-        "groupwatch.detect.probe (layer 3) imports groupwatch.config (layer 5)"
+        "groupwatch.detect.probe (layer 3) imports groupwatch.config (layer 4)"
     ]

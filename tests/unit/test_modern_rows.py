@@ -1,134 +1,19 @@
 """The job's rows of KIP-848, streams and share groups (``groupwatch.modern_rows``) through the
-per-group step, over hand-built decoded lines in the decoder's shape."""
+per-group step, over hand-built records (``tests.modern_log``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from typing import Any
 
 from groupwatch.config import load
-from groupwatch.processing import OWNERSHIP_KEY, GroupResult, SourceRecord, process_group
-from groupwatch.processors import EngineAnalysis
+from groupwatch.processing import GroupResult, process_group
+from groupwatch.tables import PARTITION_OWNERSHIP
+from tests.modern_log import BASE, ORDERS, PARTITION, SHARE, STREAMS, G, Log
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-BASE = 1_800_000_000_000
-G = "g"
-ORDERS = "b3JkZXJzLXRvcGljLWlkMA"  # topic ids as Kafka prints them
-PAYMENTS = "cGF5bWVudHMtdG9waWMtaWQ"
-PARTITION = 7
-
-
-class Log:
-    """Decoded lines of one group on one ``__consumer_offsets`` partition, in order."""
-
-    def __init__(self, types: dict[str, int] | None = None, ids: str = "topic_id") -> None:
-        self.lines: list[dict[str, Any]] = []
-        # record type per role: consumer groups unless told otherwise
-        self.types = types or {"epoch": 3, "member": 5, "aepoch": 6, "target": 7, "current": 8}
-        self.ids = ids
-
-    def add(self, type_id: int, key: dict[str, Any], data: dict[str, Any] | None, t: float) -> Log:
-        self.lines.append(
-            {
-                "topic": "__consumer_offsets",
-                "partition": PARTITION,
-                "offset": len(self.lines),
-                "timestamp": BASE + int(t * 1000),
-                "record_type": f"type{type_id}",
-                "record_type_id": type_id,
-                "group": G,
-                "tombstone": data is None,
-                "key": key,
-                "value": None if data is None else {"version": 0, "data": data},
-                "error": None,
-            }
-        )
-        return self
-
-    def commit(self, topic: str, topic_id: str, t: float) -> Log:
-        """An offset commit whose v4 value names ``topic_id``."""
-        self.lines.append(
-            {
-                "topic": "__consumer_offsets",
-                "partition": PARTITION,
-                "offset": len(self.lines),
-                "timestamp": BASE + int(t * 1000),
-                "record_type": "offset_commit",
-                "record_type_id": 1,
-                "group": G,
-                "tombstone": False,
-                "key": {"group": G, "topic": topic, "partition": 0},
-                "value": {"version": 4, "offset": 1, "topic_id": topic_id},
-                "error": None,
-            }
-        )
-        return self
-
-    def epoch(self, e: int | None, t: float) -> Log:
-        return self.add(
-            self.types["epoch"], {"group_id": G}, None if e is None else {"epoch": e}, t
-        )
-
-    def assignment_epoch(self, e: int, t: float) -> Log:
-        return self.add(self.types["aepoch"], {"group_id": G}, {"assignment_epoch": e}, t)
-
-    def member(self, m: str, t: float, **data: Any) -> Log:
-        base = {
-            "subscribed_topic_names": ["orders"],
-            "rebalance_timeout_ms": 60_000,
-            "client_id": f"client-{m}",
-            "client_host": "/10.0.0.1",
-            "server_assignor": "uniform",
-        }
-        return self.add(self.types["member"], {"group_id": G, "member_id": m}, base | data, t)
-
-    def tps(self, parts: list[int], topic: str = ORDERS) -> list[dict[str, Any]]:
-        return [{self.ids: topic, "partitions": parts}] if parts else []
-
-    def target(self, m: str, parts: list[int], t: float) -> Log:
-        field = "active_tasks" if self.ids == "subtopology_id" else "topic_partitions"
-        key = {"group_id": G, "member_id": m}
-        return self.add(self.types["target"], key, {field: self.tps(parts)}, t)
-
-    def current(
-        self, m: str, epoch: int, state: int, assigned: list[int], t: float, pending: list[int] = ()
-    ) -> Log:
-        streams = self.ids == "subtopology_id"
-        data = {
-            "member_epoch": epoch,
-            "previous_member_epoch": epoch - 1,
-            "state": state,
-            "active_tasks" if streams else "assigned_partitions": self.tps(assigned),
-            "active_tasks_pending_revocation"
-            if streams
-            else "partitions_pending_revocation": self.tps(list(pending)),
-        }
-        return self.add(self.types["current"], {"group_id": G, "member_id": m}, data, t)
-
-    def gone(self, m: str, t: float) -> Log:
-        for role in ("current", "target", "member"):
-            self.add(self.types[role], {"group_id": G, "member_id": m}, None, t)
-        return self
-
-    def clock(self, t: float) -> Log:
-        """Another group's commit tombstone on the same partition: it only tells the time."""
-        self.lines.append(
-            {
-                "topic": "__consumer_offsets",
-                "partition": PARTITION,
-                "offset": len(self.lines),
-                "timestamp": BASE + int(t * 1000),
-                "record_type": "offset_commit",
-                "record_type_id": 1,
-                "group": "other",
-                "tombstone": True,
-                "key": {"group": "other", "topic": "x", "partition": 0},
-                "value": None,
-                "error": None,
-            }
-        )
-        return self
 
 
 def healthy(log: Log | None = None) -> Log:
@@ -144,13 +29,6 @@ def healthy(log: Log | None = None) -> Log:
     return log
 
 
-def records(log: Log) -> list[SourceRecord]:
-    return [
-        SourceRecord(b"k", b"v", ln["topic"], ln["partition"], ln["offset"], ln["timestamp"])
-        for ln in log.lines
-    ]
-
-
 def run(
     log: Log,
     part: slice = slice(None),
@@ -159,17 +37,16 @@ def run(
     names: dict[str, str] | None = None,
     quiescent: bool = False,
 ) -> GroupResult:
-    by_offset = {ln["offset"]: ln for ln in log.lines}
-    analysis = EngineAnalysis(load(None, env={}))
+    detector = load(None, env={}).detect.detector()
     if names:
-        analysis = analysis.with_topic_names(names)
-    recs = records(log)[part]
+        detector = dataclasses.replace(detector, topic_names=names)
+    group = {ln["offset"]: ln["group"] for ln in log.lines}
+    recs = log.records()[part]
     return process_group(
         G,
         state,
-        [r for r in recs if by_offset[r.offset]["group"] == G],
-        decode=lambda r: by_offset[r.offset],
-        analysis=analysis,
+        [r for r in recs if group[r.offset] == G],
+        detector=detector,
         detected_at=NOW,
         clocks={PARTITION: max(r.timestamp_ms for r in recs)} if recs else None,
         quiescent=quiescent,
@@ -178,7 +55,7 @@ def run(
 
 def ownership(result: GroupResult) -> list[tuple[str, str, int, int, int | None]]:
     return sorted(
-        (r["member_id"], r["topic"], r["partition"], r["from_generation"], r["to_generation"])
+        (r.member_id, r.topic, r.partition, r.from_generation, r.to_generation)
         for r in result.rows["partition_ownership"]
     )
 
@@ -186,9 +63,7 @@ def ownership(result: GroupResult) -> list[tuple[str, str, int, int, int | None]
 def test_member_rows_follow_each_current_assignment_record() -> None:
     result = run(healthy(Log().commit("orders", ORDERS, 0)))
     rows = result.rows["member_assignments"]
-    assert [
-        (r["member_id"], r["generation"], r["member_epoch"], r["member_state"]) for r in rows
-    ] == [
+    assert [(r.member_id, r.generation, r.member_epoch, r.member_state) for r in rows] == [
         ("A", 1, 1, "STABLE"),
         ("B", 2, 2, "UNRELEASED"),
         ("A", 2, 1, "UNREVOKED"),
@@ -196,39 +71,37 @@ def test_member_rows_follow_each_current_assignment_record() -> None:
         ("B", 2, 2, "STABLE"),
     ]
     unrevoked = rows[2]
-    assert unrevoked["assignment"] == [{"topic": "orders", "partitions": [0, 1]}]
-    assert unrevoked["pending_revocation"] == [{"topic": "orders", "partitions": [2, 3]}]
-    assert unrevoked["target"] == [{"topic": "orders", "partitions": [0, 1]}]
-    assert unrevoked["group_type"] == "consumer"
-    assert (unrevoked["topics"], unrevoked["client_id"], unrevoked["rebalance_timeout"]) == (
+    assert unrevoked.assignment == [{"topic": "orders", "partitions": [0, 1]}]
+    assert unrevoked.pending_revocation == [{"topic": "orders", "partitions": [2, 3]}]
+    assert unrevoked.target == [{"topic": "orders", "partitions": [0, 1]}]
+    assert unrevoked.group_type == "consumer"
+    assert (unrevoked.topics, unrevoked.client_id, unrevoked.rebalance_timeout) == (
         ["orders"],
         "client-A",
         60_000,
     )
-    assert (unrevoked["source_partition"], unrevoked["source_offset"]) == (PARTITION, 12)
-    assert rows[1]["assignment"] == [] and rows[1]["pending_revocation"] == []
+    assert (unrevoked.source_partition, unrevoked.source_offset) == (PARTITION, 12)
+    assert rows[1].assignment == [] and rows[1].pending_revocation == []
 
 
 def test_snapshot_rows_one_per_group_epoch_record() -> None:
     rows = run(healthy()).rows["group_snapshots"]
-    assert [
-        (r["generation"], r["assignment_epoch"], r["member_count"], r["protocol"]) for r in rows
-    ] == [
+    assert [(r.generation, r.assignment_epoch, r.member_count, r.protocol) for r in rows] == [
         # at the epoch record of a write, its target and current records are still to come
         (1, None, 0, "uniform"),
         (2, 1, 1, "uniform"),
     ]
-    assert {(r["group_type"], r["protocol_type"], r["tombstone"]) for r in rows} == {
+    assert {(r.group_type, r.protocol_type, r.tombstone) for r in rows} == {
         ("consumer", "consumer", False)
     }
-    assert rows[0]["record_version"] == 0 and rows[0]["source_offset"] == 1
+    assert rows[0].record_version == 0 and rows[0].source_offset == 1
 
 
 def test_topics_are_named_by_the_records_or_the_brokers_else_by_id() -> None:
     unnamed = run(healthy()).rows["member_assignments"]
-    assert unnamed[0]["assignment"] == [{"topic": ORDERS, "partitions": [0, 1, 2, 3]}]
+    assert unnamed[0].assignment == [{"topic": ORDERS, "partitions": [0, 1, 2, 3]}]
     admin = run(healthy(), names={ORDERS: "orders"}).rows["member_assignments"]
-    assert admin[0]["assignment"] == [{"topic": "orders", "partitions": [0, 1, 2, 3]}]
+    assert admin[0].assignment == [{"topic": "orders", "partitions": [0, 1, 2, 3]}]
 
 
 def test_ownership_intervals_count_member_epochs_and_pending_as_held() -> None:
@@ -242,16 +115,16 @@ def test_ownership_intervals_count_member_epochs_and_pending_as_held() -> None:
         ("B", "orders", 2, 2, None),
         ("B", "orders", 3, 2, None),
     ]
-    closed = next(r for r in result.rows["partition_ownership"] if r["to_generation"] == 2)
-    assert closed["group_type"] == "consumer" and closed["client_id"] == "client-A"
-    assert closed["to_time"] == dt.datetime.fromtimestamp((BASE + 7000) / 1000, tz=dt.UTC)
+    closed = next(r for r in result.rows["partition_ownership"] if r.to_generation == 2)
+    assert closed.group_type == "consumer" and closed.client_id == "client-A"
+    assert closed.to_time == dt.datetime.fromtimestamp((BASE + 7000) / 1000, tz=dt.UTC)
 
 
 def test_batching_does_not_change_the_rows() -> None:
     log = healthy(Log().commit("orders", ORDERS, 0)).gone("B", 9).epoch(3, 9)
     whole = run(log)
     state: Any = None
-    pieces: dict[str, list[dict[str, Any]]] = {}
+    pieces: dict[str, list[Any]] = {}
     for part in (slice(0, 4), slice(4, 11), slice(11, None)):
         result = run(log, part, state)
         state = json.loads(json.dumps(result.state))
@@ -260,7 +133,10 @@ def test_batching_does_not_change_the_rows() -> None:
     for table in ("group_snapshots", "member_assignments"):
         assert pieces[table] == whole.rows[table], table
     # ownership rows are upserts by key: the last form of each interval is what stays
-    last = {tuple(r[k] for k in OWNERSHIP_KEY): r for r in pieces["partition_ownership"]}
+    last = {
+        tuple(getattr(r, k) for k in PARTITION_OWNERSHIP.key): r
+        for r in pieces["partition_ownership"]
+    }
     assert sorted(last.values(), key=str) == sorted(whole.rows["partition_ownership"], key=str)
 
 
@@ -268,18 +144,18 @@ def test_a_member_that_leaves_and_a_deleted_group_close_their_intervals() -> Non
     log = healthy(Log().commit("orders", ORDERS, 0)).gone("B", 9).epoch(3, 9)
     result = run(log)
     # B's tombstone is B's last row: no epoch, no state, nothing held
-    after = [r for r in result.rows["member_assignments"] if r["source_offset"] >= 15]
-    assert [
-        (r["member_id"], r["member_epoch"], r["member_state"], r["assignment"]) for r in after
-    ] == [("B", None, None, [])]
+    after = [r for r in result.rows["member_assignments"] if r.source_offset >= 15]
+    assert [(r.member_id, r.member_epoch, r.member_state, r.assignment) for r in after] == [
+        ("B", None, None, [])
+    ]
     left = [o for o in ownership(result) if o[0] == "B"]
     # B was last seen at epoch 2: from epoch 3 on it holds nothing
     assert left == [("B", "orders", 2, 2, 3), ("B", "orders", 3, 2, 3)]
     assert not result.deleted
     deleted = run(log.gone("A", 10).epoch(None, 10))
     assert deleted.deleted
-    assert deleted.rows["group_snapshots"][-1]["tombstone"]
-    assert deleted.rows["group_snapshots"][-1]["generation"] is None
+    assert deleted.rows["group_snapshots"][-1].tombstone
+    assert deleted.rows["group_snapshots"][-1].generation is None
     assert all(o[4] is not None for o in ownership(deleted))
     assert "modern_ownership" not in deleted.state
 
@@ -301,38 +177,36 @@ def test_a_static_member_away_keeps_its_partitions() -> None:
         ("B", "orders", 3, 2, None),
     ]
     away = result.rows["member_assignments"][-1]
-    assert (away["member_epoch"], away["member_state"]) == (-2, "STABLE")
+    assert (away.member_epoch, away.member_state) == (-2, "STABLE")
 
 
 def test_streams_tasks_by_subtopology_with_the_streams_state_bytes() -> None:
-    log = Log(
-        {"epoch": 17, "member": 19, "aepoch": 20, "target": 21, "current": 22}, "subtopology_id"
-    )
+    log = Log(STREAMS, "subtopology_id")
     log.member("A", 1, process_id="p1").epoch(1, 1).target("A", [0, 1], 1)
     log.assignment_epoch(1, 1).current("A", 1, 1, [0, 1], 1, pending=[])  # 1 = STABLE
     log.current("A", 2, 2, [0], 2, pending=[1])  # 2 = UNREVOKED_TASKS
     log.current("A", 3, 1, [0], 3)
     result = run(log)
     rows = result.rows["member_assignments"]
-    assert [(r["member_state"], r["group_type"]) for r in rows] == [
+    assert [(r.member_state, r.group_type) for r in rows] == [
         ("STABLE", "streams"),
         ("UNREVOKED", "streams"),
         ("STABLE", "streams"),
     ]
-    assert rows[1]["pending_revocation"] == [{"topic": ORDERS, "partitions": [1]}]
+    assert rows[1].pending_revocation == [{"topic": ORDERS, "partitions": [1]}]
     assert ownership(result) == [("A", ORDERS, 0, 1, None), ("A", ORDERS, 1, 1, 3)]
-    assert {r["group_type"] for r in result.rows["partition_ownership"]} == {"streams"}
-    assert result.rows["group_snapshots"][0]["group_type"] == "streams"
+    assert {r.group_type for r in result.rows["partition_ownership"]} == {"streams"}
+    assert result.rows["group_snapshots"][0].group_type == "streams"
 
 
 def test_share_groups_have_member_rows_and_no_ownership() -> None:
-    log = Log({"epoch": 11, "member": 10, "aepoch": 12, "target": 13, "current": 14})
+    log = Log(SHARE)
     log.member("A", 1).epoch(1, 1).target("A", [0, 1], 1).assignment_epoch(1, 1)
     log.current("A", 1, 0, [0, 1], 1).member("B", 2).current("B", 1, 0, [0, 1], 2)
     result = run(log)
-    assert [r["member_id"] for r in result.rows["member_assignments"]] == ["A", "B"]
+    assert [r.member_id for r in result.rows["member_assignments"]] == ["A", "B"]
     assert "partition_ownership" not in result.rows
-    assert result.rows["group_snapshots"][0]["group_type"] == "share"
+    assert result.rows["group_snapshots"][0].group_type == "share"
 
 
 def test_violations_wait_for_a_quiescent_batch_past_their_confirmation_time() -> None:
@@ -342,7 +216,7 @@ def test_violations_wait_for_a_quiescent_batch_past_their_confirmation_time() ->
     log.clock(40)
 
     def owned_twice(result: GroupResult) -> list[Any]:
-        return [f for f in result.rows.get("findings", []) if f["kind"] == "partition_owned_twice"]
+        return [f for f in result.rows.get("findings", []) if f.kind == "partition_owned_twice"]
 
     # A batch that stopped short of the end is no point to judge at, whatever its clock.
     assert owned_twice(run(log)) == []
@@ -351,6 +225,6 @@ def test_violations_wait_for_a_quiescent_batch_past_their_confirmation_time() ->
     assert owned_twice(early) == []
     assert early.pending_until == (BASE + 30_000, PARTITION)
     # Caught up 20 s later: raised.
-    assert [f["partition"] for f in owned_twice(run(log, quiescent=True))] == [2]
+    assert [f.partition for f in owned_twice(run(log, quiescent=True))] == [2]
     # Not judged yet (no quiescent batch): the state says when to look again.
     assert run(log, slice(0, upto)).pending_until == (BASE + 20_000, PARTITION)

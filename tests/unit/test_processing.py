@@ -1,7 +1,7 @@
-"""The job's per-group step: decoded records -> rows of every table, state carried across batches.
+"""The job's per-group step: records -> rows of every table, state carried across batches.
 
-The decoder is injected (the scenario library gives decoded lines directly), so this runs
-without bytes; the Spark tests run the same step on real records.
+Records are the scenario library's encoded bytes, decoded by the step as in the job; the Spark
+tests run the same step inside Spark.
 """
 
 from __future__ import annotations
@@ -11,35 +11,36 @@ import json
 from typing import Any
 
 from groupwatch.config import load
-from groupwatch.processing import OWNERSHIP_KEY, GroupResult, SourceRecord, process_group
-from tests.scenario_groups import Lines, run_group, scenario_records
+from groupwatch.processing import GroupResult, SourceRecord, process_group
+from groupwatch.tables import PARTITION_OWNERSHIP
+from tests.scenario_groups import run_group, scenario_records
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-def run(records: list[SourceRecord], by_pos: Lines, state: Any = None) -> GroupResult:
-    return run_group("kafka-7026", records, by_pos, NOW, state)
+def run(records: list[SourceRecord], state: Any = None) -> GroupResult:
+    return run_group("kafka-7026", records, NOW, state)
 
 
 def test_kafka_7026_rows_and_findings() -> None:
     records, by_pos = scenario_records("incidents/kafka_7026.json")
-    result = run(records, by_pos)
+    result = run(records)
     snaps = result.rows["group_snapshots"]
-    assert [s["generation"] for s in snaps] == [1, 2, 3, 4]
-    assert [s["member_count"] for s in snaps] == [1, 2, 1, 2]
+    assert [s.generation for s in snaps] == [1, 2, 3, 4]
+    assert [s.member_count for s in snaps] == [1, 2, 1, 2]
     members = result.rows["member_assignments"]
     assert len(members) == 6
-    last = [m for m in members if m["generation"] == 4]
-    assert {m["member_id"] for m in last} == {"C1-1", "C2-1"}
-    assert all(m["claim"] == [{"topic": "test", "partitions": [0]}] for m in last)
-    kinds = {(f["kind"], f["generation"]) for f in result.rows["findings"]}
+    last = [m for m in members if m.generation == 4]
+    assert {m.member_id for m in last} == {"C1-1", "C2-1"}
+    assert all(m.claim == [{"topic": "test", "partitions": [0]}] for m in last)
+    kinds = {(f.kind, f.generation) for f in result.rows["findings"]}
     assert ("assignment_overlap", 4) in kinds
-    overlap = next(f for f in result.rows["findings"] if f["kind"] == "assignment_overlap")
-    assert json.loads(overlap["evidence"])  # evidence travels as a JSON string
-    assert overlap["detected_at"] == NOW
+    overlap = next(f for f in result.rows["findings"] if f.kind == "assignment_overlap")
+    assert json.loads(overlap.evidence)  # evidence travels as a JSON string
+    assert overlap.detected_at == NOW
     # History: C1-1 owned test-0 from gen 1 to 3; C2-1 from 3 on (an overlap keeps the first).
     own = [
-        (r["member_id"], r["from_generation"], r["to_generation"])
+        (r.member_id, r.from_generation, r.to_generation)
         for r in result.rows["partition_ownership"]
     ]
     assert ("C1-1", 1, 3) in own and ("C2-1", 3, None) in own
@@ -48,11 +49,11 @@ def test_kafka_7026_rows_and_findings() -> None:
 def test_batching_does_not_change_the_outcome() -> None:
     """Findings are a function of the record sequence, whatever the micro-batch boundaries."""
     records, by_pos = scenario_records("incidents/kafka_7026.json")
-    whole = run(records, by_pos)
+    whole = run(records)
     state = None
-    pieces: dict[str, list[dict[str, Any]]] = {}
+    pieces: dict[str, list[Any]] = {}
     for chunk in (records[:1], records[1:3], records[3:]):
-        part = run(chunk, by_pos, state)
+        part = run(chunk, state)
         state = json.loads(json.dumps(part.state))  # state crosses batches as JSON
         for table, rows in part.rows.items():
             pieces.setdefault(table, []).extend(rows)
@@ -60,8 +61,13 @@ def test_batching_does_not_change_the_outcome() -> None:
         assert pieces[table] == whole.rows[table], table
 
     # The table upserts on its key, so compare what the table would hold.
-    def upserted(rows: list[dict[str, Any]]) -> list[str]:
-        return sorted(map(str, {tuple(r[k] for k in OWNERSHIP_KEY): r for r in rows}.values()))
+    def upserted(rows: list[Any]) -> list[str]:
+        return sorted(
+            map(
+                str,
+                {tuple(getattr(r, k) for k in PARTITION_OWNERSHIP.key): r for r in rows}.values(),
+            )
+        )
 
     assert upserted(pieces["partition_ownership"]) == upserted(whole.rows["partition_ownership"])
     assert state == json.loads(json.dumps(whole.state))
@@ -69,11 +75,15 @@ def test_batching_does_not_change_the_outcome() -> None:
 
 def test_tombstone_closes_history_and_decode_errors_are_quarantined() -> None:
     records, by_pos = scenario_records("kinds/decode_error.json")
-    result = run_group("g", records, by_pos, NOW)
+    result = run_group("g", records, NOW)
     quarantined = result.rows.get("quarantine", [])
-    assert all(q["key"] == b"k" and q["value"] == b"v" for q in quarantined)
+    # Each quarantine row carries its record's own bytes.
+    raw = {(r.partition, r.offset): (r.key, r.value) for r in records}
+    assert quarantined and all(
+        (q.key, q.value) == raw[(q.source_partition, q.source_offset)] for q in quarantined
+    )
     # One whole record and one member's subscription: both kept, with their raw bytes.
-    assert sorted((q["member_id"] or "", q["error_kind"]) for q in quarantined) == [
+    assert sorted((q.member_id or "", q.error_kind) for q in quarantined) == [
         ("", "unsupported_version"),
         (
             "M2-1",
@@ -82,21 +92,19 @@ def test_tombstone_closes_history_and_decode_errors_are_quarantined() -> None:
             ]["kind"],
         ),
     ]
-    assert [s["decode_error"] for s in result.rows["group_snapshots"]] == [
+    assert [s.decode_error for s in result.rows["group_snapshots"]] == [
         "unsupported_version",
         None,
     ]
-    assert any(f["kind"] == "decode_error" for f in result.rows["findings"])
+    assert any(f.kind == "decode_error" for f in result.rows["findings"])
 
 
 def test_an_interval_opened_and_closed_in_one_batch_is_one_row() -> None:
     records, by_pos = scenario_records("incidents/kafka_7026.json")
-    rows = run(records, by_pos).rows["partition_ownership"]
-    keys = [(r["member_id"], r["from_generation"]) for r in rows]
+    rows = run(records).rows["partition_ownership"]
+    keys = [(r.member_id, r.from_generation) for r in rows]
     assert len(keys) == len(set(keys))
-    assert ("C1-1", 1, 3) in {
-        (r["member_id"], r["from_generation"], r["to_generation"]) for r in rows
-    }
+    assert ("C1-1", 1, 3) in {(r.member_id, r.from_generation, r.to_generation) for r in rows}
 
 
 def test_a_group_whose_last_record_is_a_tombstone_is_marked_deleted() -> None:
@@ -107,7 +115,7 @@ def test_a_group_whose_last_record_is_a_tombstone_is_marked_deleted() -> None:
     )
 
     def through(upto: int) -> bool:
-        return run_group(group, records[:upto], by_pos, NOW).deleted
+        return run_group(group, records[:upto], NOW).deleted
 
     assert not through(tombstone)
     assert through(tombstone + 1)  # state maintenance may forget the group
@@ -117,23 +125,21 @@ def test_a_group_whose_last_record_is_a_tombstone_is_marked_deleted() -> None:
 def test_a_key_that_does_not_decode_joins_the_group_it_was_routed_to() -> None:
     """The JVM routes a record by what it can read of the key; when the decoder then rejects
     the key, the record still belongs to that group (its state, quarantine row and finding)."""
-    from groupwatch.processors import build_processors
     from groupwatch.protocol import OffsetCommitKey, encode_key
 
-    decode, analysis = build_processors(load(None, env={}))
+    detector = load(None, env={}).detect.detector()
     key = encode_key(OffsetCommitKey("g", "orders", 3)) + b"\x00"  # a byte too many
     records = [SourceRecord(key, b"\x00\x03", "mirror", 0, 7, 1_700_000_000_000)]
     state = process_group(
         "g",
         None,
         [],
-        decode=decode,
-        analysis=analysis,
+        detector=detector,
         detected_at=NOW,
         commits=[("orders", 5)],
     ).state
-    result = process_group("g", state, records, decode=decode, analysis=analysis, detected_at=NOW)
+    result = process_group("g", state, records, detector=detector, detected_at=NOW)
     [row] = result.rows["quarantine"]
-    assert (row["group"], row["error_kind"], row["field_path"]) == ("g", "trailing_bytes", "key")
-    assert row["key"] == key
-    assert [(f["group"], f["kind"]) for f in result.rows["findings"]] == [("g", "decode_error")]
+    assert (row.group, row.error_kind, row.field_path) == ("g", "trailing_bytes", "key")
+    assert row.key == key
+    assert [(f.group, f.kind) for f in result.rows["findings"]] == [("g", "decode_error")]

@@ -1,20 +1,22 @@
-"""The one adapter from the decoder's contract to the engine's model.
+"""The engine's reading of ``groupwatch decode`` JSON lines: ``analyze``'s decoded input.
 
 Input is one object per record exactly as ``groupwatch decode`` prints it (issue 3's
 command-line contract); output is an :data:`~groupwatch.detect.model.Event` or ``None`` for
 records the engine has no use for (newer record types, offset-commit tombstones, non-consumer
-records other than group metadata).  Raw records (``{"key": <base64>, "value": ...}``, the
-decoder's input) are decoded first through :func:`decode_raw`.
+records other than group metadata).  Everything else -- the job, raw records given to
+``analyze`` -- takes the typed path (:mod:`groupwatch.detect.events`); the two share the claim
+rule (:func:`~groupwatch.detect.events.member_state`).  Every field is validated here, since a
+line may come from anywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from groupwatch.detect.events import DEFAULT_TOPIC, ContractError, member_state
 from groupwatch.detect.findings import Source, TopicPartition
 from groupwatch.detect.model import (
-    NO_GENERATION,
     Event,
     GroupSnapshot,
     MemberState,
@@ -23,13 +25,19 @@ from groupwatch.detect.model import (
     UndecodableRecord,
 )
 from groupwatch.detect.modern.adapt import ModernContractError, modern_record
-from groupwatch.errors import GroupwatchError
 
-DEFAULT_TOPIC = "__consumer_offsets"
+if TYPE_CHECKING:
+    from groupwatch.protocol import DecodedRecord
 
-
-class ContractError(GroupwatchError, ValueError):
-    """The object does not have the shape of ``groupwatch decode`` output."""
+__all__ = [
+    "ContractError",
+    "decode_raw",
+    "event_from_decoded",
+    "is_raw",
+    "member_from_contract",
+    "record_from_raw",
+    "source_of",
+]
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -95,12 +103,8 @@ def source_of(line: Mapping[str, Any]) -> Source:
 
 
 def member_from_contract(m: Mapping[str, Any], protocol: str | None) -> MemberState:
-    """One ``value.members[i]`` object -> :class:`MemberState`, with its claim computed.
-
-    Claim = ``owned_partitions``; for the ``sticky`` protocol, when that is empty, the previous
-    assignment in the sticky user data.  Claim generation = ``generation_id`` when >= 0, else
-    the user data's generation, else -1.
-    """
+    """One ``value.members[i]`` object -> :class:`MemberState` (partitions as printed:
+    sorted), with its claim computed by :func:`~groupwatch.detect.events.member_state`."""
     member_id = m.get("member_id")
     if not isinstance(member_id, str):
         raise ContractError("a member has no member_id")
@@ -138,23 +142,15 @@ def member_from_contract(m: Mapping[str, Any], protocol: str | None) -> MemberSt
     assigned: tuple[TopicPartition, ...] = ()
     if asg is not None:
         assigned = _tps(asg.get("assigned_partitions"), f"member {member_id} assignment")
-    claim = owned
-    if not claim and protocol == "sticky" and ud_previous:
-        claim = ud_previous
-    if sub_generation is not None:
-        claim_generation = sub_generation
-    elif ud_generation is not None:
-        claim_generation = ud_generation
-    else:
-        claim_generation = NO_GENERATION
-    return MemberState(
+    return member_state(
         member_id=member_id,
         group_instance_id=_str_or_none(m.get("group_instance_id")),
         client_id=_str_or_none(m.get("client_id")),
         client_host=_str_or_none(m.get("client_host")),
+        protocol=protocol,
         subscription_version=version,
         topics=topics,
-        owned_partitions=owned,
+        owned=owned,
         subscription_generation=sub_generation,
         rack_id=rack,
         user_data_kind=ud_kind,
@@ -163,8 +159,6 @@ def member_from_contract(m: Mapping[str, Any], protocol: str | None) -> MemberSt
         assigned=assigned,
         subscription_error=_error_text(m.get("subscription_error")),
         assignment_error=_error_text(m.get("assignment_error")),
-        claim=claim,
-        claim_generation=claim_generation,
     )
 
 
@@ -279,25 +273,35 @@ def event_from_decoded(
         return UndecodableRecord(group, "contract", str(exc), None, None, source, time_ms)
 
 
-def decode_raw(line: Mapping[str, Any]) -> dict[str, Any]:
-    """A raw record (the decoder's input) -> its ``groupwatch decode`` output object.
+def record_from_raw(line: Mapping[str, Any]) -> DecodedRecord:
+    """A raw record (``{"key": <base64>, "value": <base64> | null, ...}``, the decoder's input)
+    -> the decoder's typed record, with the line's position and time.
 
     The one call into the decoder; imported here, not at the top, so the engine loads the
     decoder only once a raw record actually arrives.
     """
     import base64
 
-    from groupwatch.protocol import decode_record, to_json_dict
+    from groupwatch.protocol import decode_record
 
     key = base64.b64decode(str(line["key"]))
     value = None if line.get("value") is None else base64.b64decode(str(line["value"]))
-    decoded = dict(to_json_dict(decode_record(key, value)))
-    # The record's position and time are the line's; the decoder may only echo them (or
-    # leave them None), and the engine's clocks and finding sources need them.
-    for field in ("topic", "partition", "offset", "timestamp"):
-        if decoded.get(field) is None and line.get(field) is not None:
-            decoded[field] = line[field]
-    return decoded
+    topic = line.get("topic")
+    return decode_record(
+        key,
+        value,
+        topic=topic if isinstance(topic, str) else None,
+        partition=_int_or_none(line.get("partition")),
+        offset=_int_or_none(line.get("offset")),
+        timestamp=_int_or_none(line.get("timestamp")),
+    )
+
+
+def decode_raw(line: Mapping[str, Any]) -> dict[str, Any]:
+    """A raw record -> its ``groupwatch decode`` output object."""
+    from groupwatch.protocol import to_json_dict
+
+    return dict(to_json_dict(record_from_raw(line)))
 
 
 def is_raw(line: Mapping[str, Any]) -> bool:

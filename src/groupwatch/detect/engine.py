@@ -1,27 +1,39 @@
-"""Drive :func:`~groupwatch.detect.state.step` over JSON lines of any groups, in order."""
+"""The one driver of :func:`~groupwatch.detect.state.step`: records of any groups, in order.
+
+``groupwatch analyze`` feeds it JSON lines (:meth:`Analyzer.feed`); the streaming job feeds it a
+group's decoded records (:meth:`Analyzer.feed_record`) and the end of each batch
+(:meth:`Analyzer.reach`).  Both therefore raise the same findings at the same points.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
-from groupwatch.detect.decoded import decode_raw, event_from_decoded, is_raw
-from groupwatch.detect.findings import Finding
-from groupwatch.detect.model import Event, Tick
+from groupwatch.detect.decoded import event_from_decoded, is_raw, record_from_raw
+from groupwatch.detect.events import event_from_record
+from groupwatch.detect.findings import Finding, Source
+from groupwatch.detect.model import Event, MemberState, OffsetCommit, Tick
 from groupwatch.detect.state import GroupState, step
+
+if TYPE_CHECKING:
+    from groupwatch.detect.modern import ModernState
+    from groupwatch.protocol import DecodedRecord
 
 
 def event_from_line(line: Mapping[str, Any]) -> Event | None:
     """A raw record or a ``groupwatch decode`` output line -> the engine's event."""
-    decoded = decode_raw(line) if is_raw(line) else line
-    return event_from_decoded(decoded)
+    if is_raw(line):
+        return event_from_record(record_from_raw(line))
+    return event_from_decoded(line)
 
 
 class Analyzer:
-    """Per-group states in a dict, fed one line at a time: what ``groupwatch analyze`` runs,
-    and what the streaming job's per-group step reproduces (``groupwatch.processing``).
+    """Per-group states in a dict, fed one record at a time: what ``groupwatch analyze`` runs
+    over its input, and what the streaming job runs over each group's records of a batch
+    (``groupwatch.processing``).
 
     Stream time is kept per ``__consumer_offsets`` partition (a group's records all live in
     one): every record moves its partition's clock, and a group whose pending finding's time is
@@ -85,17 +97,89 @@ class Analyzer:
         return out
 
     def feed(self, line: Mapping[str, Any]) -> list[Finding]:
-        event = event_from_line(line)
+        """One JSON line: a raw record (decoded here) or a ``groupwatch decode`` output line."""
+        if is_raw(line):
+            return self.feed_record(record_from_raw(line))
+        event = event_from_decoded(line)
         if event is not None:
             return self.feed_event(event)
-        # Records the engine has no use for (offset-commit tombstones, say) still tell the time.
         when, partition = line.get("timestamp"), line.get("partition")
-        if isinstance(when, int):
-            p = partition if isinstance(partition, int) else None
-            self._tell_time(when, p)
-            if self._due:
-                return self.advance(when, p)
-        return []
+        return self._idle(
+            when if isinstance(when, int) else None,
+            partition if isinstance(partition, int) else None,
+        )
+
+    def feed_record(
+        self,
+        record: DecodedRecord,
+        group: str | None = None,
+        members: Sequence[MemberState] | None = None,
+    ) -> list[Finding]:
+        """One decoded record; ``group`` and ``members`` as
+        :func:`~groupwatch.detect.events.event_from_record` takes them."""
+        event = event_from_record(record, group, members)
+        if event is not None:
+            return self.feed_event(event)
+        return self._idle(record.timestamp, record.partition)
+
+    def _idle(self, when: int | None, partition: int | None) -> list[Finding]:
+        # Records the engine has no use for (offset-commit tombstones, say) still tell the time.
+        if when is None:
+            return []
+        self._tell_time(when, partition)
+        return self.advance(when, partition) if self._due else []
+
+    def hint(self, group: str, topic: str, max_partition: int) -> None:
+        """The group committed offsets up to ``max_partition`` of ``topic`` before what is fed
+        next (it informs partition counts; it tells no time)."""
+        self._step(OffsetCommit(group, topic, max_partition, Source(), None))
+
+    def reach(self, clocks: Mapping[int, int], quiescent: bool = False) -> list[Finding]:
+        """Stream time reached ``clocks[p]`` on each ``__consumer_offsets`` partition ``p``
+        (the end of a job batch, which also saw other groups' records): raise what is due.
+
+        ``quiescent``: the batch read everything available, a point where KIP-848, streams and
+        share groups are judged, each at its own partition's clock.
+        """
+        for partition, time_ms in clocks.items():
+            self._tell_time(time_ms, partition)
+        latest = max(clocks.values(), default=None)
+        out: list[Finding] = []
+        for group, state in sorted(self.states.items()):
+            modern = state.modern
+            if quiescent and modern is not None:
+                p = modern.partition
+                clock = clocks.get(p) if p is not None else latest
+                if clock is not None:
+                    out.extend(self._step(Tick(group, clock, p, quiescent=True)))
+                    continue
+            until = state.confirm_until
+            if until is None:
+                continue
+            deadline, p = until
+            clock = clocks.get(p) if p is not None else latest
+            if clock is not None and clock >= deadline:
+                out.extend(self._step(Tick(group, clock, p)))
+        return out
+
+    def pending_until(self, group: str) -> tuple[int, int | None] | None:
+        """(deadline ms, partition) of the group's earliest finding awaiting confirmation by
+        time, or of its modern state not judged yet (due at the next batch that moves its
+        partition's clock)."""
+        state = self.states.get(group)
+        if state is None:
+            return None
+        until = state.pending_until
+        modern = state.modern
+        if modern is not None and modern.dirty and modern.last_write_ms is not None:
+            if until is None or modern.last_write_ms < until[0]:
+                until = (modern.last_write_ms, modern.partition)
+        return until
+
+    def modern(self, group: str) -> ModernState | None:
+        """The group's KIP-848, streams or share state, if it has one."""
+        state = self.states.get(group)
+        return None if state is None else state.modern
 
     def finish(self) -> list[Finding]:
         """The end of the input: a quiescent point, where modern groups are judged.

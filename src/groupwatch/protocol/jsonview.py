@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import functools
 import uuid
 from typing import Any
 
@@ -23,8 +22,8 @@ from groupwatch.protocol.models import (
     OffsetCommitValue,
     TopicPartitions,
 )
-from groupwatch.protocol.records import DecodedRecord, GroupMember, RawValue
-from groupwatch.protocol.specs import GROUP_METADATA_VALUE, MEMBER_METADATA, OFFSET_COMMIT_VALUE
+from groupwatch.protocol.records import DecodedRecord, GroupMember, RawValue, member_has
+from groupwatch.protocol.specs import GROUP_METADATA_VALUE, OFFSET_COMMIT_VALUE
 from groupwatch.protocol.user_data import (
     CooperativeStickyUserData,
     RawUserData,
@@ -123,12 +122,6 @@ def assignment_json(a: ConsumerProtocolAssignment, ud: UserData | None) -> JSON:
     }
 
 
-@functools.cache
-def _member_fields(version: int) -> frozenset[str]:
-    """The MemberMetadata fields a GroupMetadataValue version has (looked up once per version)."""
-    return frozenset(f.name for f in MEMBER_METADATA.fields if version in f.versions)
-
-
 def _member_json(version: int, gm: GroupMember, consumer: bool) -> JSON:
     m = gm.metadata
 
@@ -145,7 +138,7 @@ def _member_json(version: int, gm: GroupMember, consumer: bool) -> JSON:
         "client_id": m.client_id,
         "client_host": m.client_host,
         "rebalance_timeout": m.rebalance_timeout
-        if "rebalance_timeout" in _member_fields(version)
+        if member_has("rebalance_timeout", version)
         else None,
         "session_timeout": m.session_timeout,
         "subscription": embedded(sub, m.subscription, gm.subscription_error),

@@ -7,6 +7,7 @@ Framing (``CoordinatorRecordSerde``): ``key = int16 record_type + key struct (ve
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from groupwatch.protocol.models import (
     GroupMetadataValue,
     MemberMetadata,
 )
-from groupwatch.protocol.specs import RECORD_TYPES, RecordType
+from groupwatch.protocol.specs import MEMBER_METADATA, RECORD_TYPES, RecordType
 from groupwatch.protocol.user_data import UserData, decode_user_data
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -85,6 +86,14 @@ class DecodedRecord:
         else:
             g = getattr(k, "group", None) or getattr(k, "group_id", None)
         return g if isinstance(g, str) else None
+
+
+@functools.cache
+def member_has(field_name: str, version: int) -> bool:
+    """Whether a ``GroupMetadataValue`` of ``version`` has ``field_name`` in its members
+    (``rebalance_timeout`` came in v1, ``group_instance_id`` in v3): an absent field holds
+    Kafka's default, which says nothing."""
+    return any(f.name == field_name and version in f.versions for f in MEMBER_METADATA.fields)
 
 
 def record_type(type_id: int) -> RecordType:

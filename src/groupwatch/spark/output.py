@@ -14,7 +14,9 @@ would double the stage's Arrow traffic.)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from groupwatch import tables
@@ -68,13 +70,19 @@ def arrow_schema(schema: StructType) -> pa.Schema:
     return to_arrow_schema(schema)
 
 
-def to_arrow(
-    group: str, rows: Mapping[str, Sequence[dict[str, Any]]], schema: pa.Schema
-) -> pa.Table:
-    """One group's rows per table as one Arrow table in the output schema.
+@functools.cache
+def _columns_of(table: tables.Table) -> Callable[[Any], tuple[Any, ...]]:
+    """A function giving a row's struct columns as a tuple, in the struct's order."""
+    names = [c.name for c in struct_columns(table)]
+    if len(names) == 1:
+        get = operator.attrgetter(names[0])
+        return lambda row: (get(row),)
+    return operator.attrgetter(*names)
 
-    Row dicts may hold keys that are not columns (ignored) and miss nullable ones (null).
-    """
+
+def to_arrow(group: str, rows: Mapping[str, Sequence[tables.Row]], schema: pa.Schema) -> pa.Table:
+    """One group's rows per table (name -> rows of that table's row type) as one Arrow table
+    in the output schema."""
     import pyarrow as pa
 
     batches = []
@@ -91,24 +99,31 @@ def to_arrow(
 def _batch(
     table: tables.Table,
     group: str,
-    table_rows: Sequence[dict[str, Any]],
+    table_rows: Sequence[tables.Row],
     schema: pa.Schema,
 ) -> pa.RecordBatch:
-    """One Arrow batch of ``table``'s rows: its struct filled, the other tables' null."""
+    """One Arrow batch of ``table``'s rows: its struct filled, the other tables' null.
+
+    Built column by column from the rows' fields (one Arrow conversion per column rather than
+    one per row and field).
+    """
     import pyarrow as pa
 
     n = len(table_rows)
     columns: list[pa.Array] = [
         pa.array([table.name] * n, pa.string()),
         pa.array([group] * n, pa.string()),
-        *(pa.array([r.get(c) for r in table_rows], pa.binary()) for c in RAW_COLUMNS),
+        *(pa.array([getattr(r, c, None) for r in table_rows], pa.binary()) for c in RAW_COLUMNS),
     ]
     for other in OUTPUT_TABLES:
         kind = schema.field(other.name).type
-        if other is table:
-            columns.append(pa.array(table_rows, kind))
-        else:
+        if other is not table:
             columns.append(pa.nulls(n, kind))
+            continue
+        values = zip(*map(_columns_of(table), table_rows), strict=True)
+        fields = [kind.field(i) for i in range(kind.num_fields)]
+        arrays = [pa.array(list(v), f.type) for v, f in zip(values, fields, strict=True)]
+        columns.append(pa.StructArray.from_arrays(arrays, fields=fields))
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 

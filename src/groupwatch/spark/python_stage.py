@@ -12,19 +12,18 @@ import contextlib
 import datetime as dt
 import gc
 import json
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from groupwatch import processing, tables
+from groupwatch.detect import DetectorConfig
 from groupwatch.spark import output
+from groupwatch.tables import timestamp
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
-
-#: Builds the per-record decoder and the findings engine inside each Python worker.
-ProcessorFactory = Callable[[], tuple[Callable[..., Any], processing.Analysis]]
 
 
 def output_schemas(spark: SparkSession) -> tuple[StructType, pa.Schema]:
@@ -33,38 +32,10 @@ def output_schemas(spark: SparkSession) -> tuple[StructType, pa.Schema]:
     return schema, output.arrow_schema(schema)
 
 
-class BatchProcessors:
-    """The decoder and the findings engine of one batch, built in each Python worker task.
-
-    It travels to the workers inside the batch function's closure, which a worker unpickles
-    once per task and then calls for every group of that task: the processors are built, and
-    told the brokers' topic names, once per task rather than once per group.
-    """
-
-    def __init__(self, factory: ProcessorFactory, topic_names: dict[str, str]) -> None:
-        self.factory = factory
-        self.topic_names = topic_names
-        self._built: tuple[Callable[..., Any], processing.Analysis] | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"factory": self.factory, "topic_names": self.topic_names, "_built": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
-    def get(self) -> tuple[Callable[..., Any], processing.Analysis]:
-        if self._built is None:
-            decode, analysis = self.factory()
-            if self.topic_names:
-                analysis = analysis.with_topic_names(self.topic_names)
-            self._built = (decode, analysis)
-        return self._built
-
-
 def run(
     records: DataFrame,
     state: DataFrame,
-    processors: BatchProcessors,
+    detector: DetectorConfig,
     schemas: tuple[StructType, pa.Schema],
     detected_at: dt.datetime,
     clocks: dict[int, int],
@@ -73,10 +44,10 @@ def run(
     """Every group's records cogrouped with its prior state through the workers (lazy)."""
     schema, arrow_schema = schemas
 
-    # What travels to the workers is this closure: the processors (built there, once per
-    # task) and plain values, never the driver's session or job.
+    # What travels to the workers is this closure: the detector's frozen configuration and
+    # plain values, never the driver's session or job.
     def per_group(rec: pa.Table, st: pa.Table) -> pa.Table:
-        return _process_arrow(rec, st, processors, detected_at, arrow_schema, clocks, quiescent)
+        return _process_arrow(rec, st, detector, detected_at, arrow_schema, clocks, quiescent)
 
     return records.groupBy("group").cogroup(state.groupBy("group")).applyInArrow(per_group, schema)
 
@@ -94,7 +65,7 @@ def source_records(rec: pa.Table) -> list[processing.SourceRecord]:
 def _process_arrow(
     rec: pa.Table,
     st: pa.Table,
-    processors: BatchProcessors,
+    detector: DetectorConfig,
     detected_at: dt.datetime,
     schema: pa.Schema,
     clocks: dict[int, int],
@@ -108,7 +79,7 @@ def _process_arrow(
     if rec.num_rows == 0 and not any(s is not None for s in st.column("state").to_pylist()):
         return schema.empty_table()
     with _collector_paused():
-        group, rows = _group_rows(rec, st, processors, detected_at, clocks, quiescent)
+        group, rows = _group_rows(rec, st, detector, detected_at, clocks, quiescent)
         return output.to_arrow(group, rows, schema)
 
 
@@ -134,13 +105,12 @@ def _collector_paused() -> Iterator[None]:
 def _group_rows(
     rec: pa.Table,
     st: pa.Table,
-    processors: BatchProcessors,
+    detector: DetectorConfig,
     detected_at: dt.datetime,
     clocks: dict[int, int],
     quiescent: bool = False,
-) -> tuple[str, dict[str, list[processing.Row]]]:
+) -> tuple[str, dict[str, list[tables.Row]]]:
     """The group of the cogroup's records and its rows per table (state row included)."""
-    decode, analysis = processors.get()
     group = str((rec if rec.num_rows else st).column("group")[0].as_py())
     state = None
     last_before = -1
@@ -160,8 +130,7 @@ def _group_rows(
         group,
         state,
         records,
-        decode=decode,
-        analysis=analysis,
+        detector=detector,
         detected_at=detected_at,
         commits=commits,
         clocks=clocks,
@@ -169,14 +138,15 @@ def _group_rows(
     )
     last = max((r.timestamp_ms for r in records), default=last_before)
     until = result.pending_until
-    state_row = {
-        "group": group,
+    pending = until is not None and not result.deleted
+    state_row = tables.StateRow(
+        group=group,
         # A deleted group starts afresh if its name is used again; the marker row lets the
         # next state maintenance drop the group's versions.
-        "state": None if result.deleted else json.dumps(result.state, sort_keys=True),
-        "last_event_time": processing._ts(last),
-        "deleted": result.deleted,
-        "pending_until": None if until is None or result.deleted else processing._ts(until[0]),
-        "pending_partition": None if until is None or result.deleted else until[1],
-    }
+        state=None if result.deleted else json.dumps(result.state, sort_keys=True),
+        last_event_time=timestamp(last),
+        deleted=result.deleted,
+        pending_until=timestamp(until[0]) if pending and until is not None else None,
+        pending_partition=until[1] if pending and until is not None else None,
+    )
     return group, {**result.rows, tables.GROUP_STATE.name: [state_row]}

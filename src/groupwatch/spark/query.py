@@ -21,6 +21,7 @@ explains the choice.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import logging
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Self
 
 from groupwatch import tables
 from groupwatch.config import Config
+from groupwatch.detect import DetectorConfig
 from groupwatch.spark import (
     batch_report,
     offsets,
@@ -41,7 +43,6 @@ from groupwatch.spark import (
 )
 from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.pipelines import read_source
-from groupwatch.spark.python_stage import BatchProcessors, ProcessorFactory
 from groupwatch.spark.topic_names import TopicNames
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class GroupwatchQuery:
         self,
         spark: SparkSession,
         config: Config,
-        factory: ProcessorFactory,
+        detector: DetectorConfig,
         *,
         validator: BatchValidator | None = None,
         metrics: JobMetrics | None = None,
@@ -75,7 +76,8 @@ class GroupwatchQuery:
     ) -> None:
         self.spark = spark
         self.config = config
-        self.factory = factory
+        #: The findings engine's configuration (the brokers' topic names added per batch).
+        self.detector = detector
         self.validator = validator
         self.metrics = metrics
         self.validate_every = max(1, validate_every)
@@ -97,10 +99,8 @@ class GroupwatchQuery:
         metrics: JobMetrics | None = None,
         notifier: Notifier | None = None,
     ) -> Self:
-        """The query as ``config`` sets it up: the pure processors built in each worker, and
+        """The query as ``config`` sets it up: the findings engine as ``[detect]`` configures it,
         Great Expectations every ``validation.every_n_batches`` batches (0: off)."""
-        from groupwatch.processors import build_processors
-
         every = config.validation.every_n_batches
         validator = None
         if every > 0:
@@ -110,7 +110,7 @@ class GroupwatchQuery:
         return cls(
             spark,
             config,
-            functools.partial(build_processors, config),
+            config.detect.detector(),
             validator=validator,
             metrics=metrics,
             validate_every=max(1, every),
@@ -212,9 +212,12 @@ class GroupwatchQuery:
             source.first_commits(df, groups).select(*source.RECORD_COLUMNS)
         )
         state = state_store.prior_state(self.spark, self.config, groups, batch_id)
-        processors = BatchProcessors(self.factory, self.topic_names.current())
+        detector = self.detector
+        names = self.topic_names.current()
+        if names:
+            detector = dataclasses.replace(detector, topic_names=dict(names))
         out = python_stage.run(
-            records, state, processors, self._output_schemas, detected_at, clocks, quiescent
+            records, state, detector, self._output_schemas, detected_at, clocks, quiescent
         ).persist()
         try:
             return self._write_outputs(out, batch_id, detected_at, df)

@@ -1,121 +1,17 @@
-"""The KIP-848 / streams checks on hand-built decoded records (milliseconds; the scenario
-library builds the same kinds with Kafka's own serialisers)."""
+"""The KIP-848 / streams checks on hand-built records (``tests.modern_log``; milliseconds; the
+scenario library builds the same kinds with Kafka's own serialisers).  Each run goes through
+both of the engine's readings of a record, the typed one (raw bytes, as the job reads them) and
+the ``groupwatch decode`` JSON one, and they must agree."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 
 from groupwatch.detect import Analyzer, DetectorConfig, GroupState
 from groupwatch.detect.findings import Finding
+from tests.modern_log import BASE, ORDERS, G, Log
 
-T = "dG9waWMtYS1pZC0wMDAwMA"  # a topic id as Kafka prints one
-G = "g"
-BASE = 1_800_000_000_000
-
-
-class Log:
-    """Decoded lines of one group on one ``__consumer_offsets`` partition, in order."""
-
-    def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
-
-    def add(self, type_id: int, key: dict[str, Any], data: dict[str, Any] | None, t: float) -> Log:
-        self.lines.append(
-            {
-                "topic": "__consumer_offsets",
-                "partition": 7,
-                "offset": len(self.lines),
-                "timestamp": BASE + int(t * 1000),
-                "record_type": f"type{type_id}",
-                "record_type_id": type_id,
-                "group": G,
-                "tombstone": data is None,
-                "key": key,
-                "value": None if data is None else {"version": 0, "data": data},
-                "error": None,
-            }
-        )
-        return self
-
-    def names(self, t: float, topic: str = "orders") -> Log:
-        # An offset commit whose v4 value carries the topic id.
-        self.lines.append(
-            {
-                "topic": "__consumer_offsets",
-                "partition": 7,
-                "offset": len(self.lines),
-                "timestamp": BASE + int(t * 1000),
-                "record_type": "offset_commit",
-                "record_type_id": 1,
-                "group": G,
-                "tombstone": False,
-                "key": {"group": G, "topic": topic, "partition": 0},
-                "value": {"version": 4, "offset": 1, "topic_id": T},
-                "error": None,
-            }
-        )
-        return self
-
-    def epoch(self, e: int, t: float) -> Log:
-        return self.add(3, {"group_id": G}, {"epoch": e}, t)
-
-    def assignment_epoch(self, e: int, t: float) -> Log:
-        return self.add(6, {"group_id": G}, {"assignment_epoch": e}, t)
-
-    def member(self, m: str, t: float, topics: tuple[str, ...] = ("orders",), **more: Any) -> Log:
-        data = {"subscribed_topic_names": list(topics), "rebalance_timeout_ms": 60_000, **more}
-        return self.add(5, {"group_id": G, "member_id": m}, data, t)
-
-    def target(self, m: str, parts: list[int], t: float) -> Log:
-        tps = [{"topic_id": T, "partitions": parts}] if parts else []
-        return self.add(7, {"group_id": G, "member_id": m}, {"topic_partitions": tps}, t)
-
-    def current(
-        self,
-        m: str,
-        epoch: int,
-        state: int,
-        assigned: list[int],
-        t: float,
-        pending: list[int] | None = None,
-    ) -> Log:
-        def tps(parts: list[int]) -> list[dict[str, Any]]:
-            return [{"topic_id": T, "partitions": parts}] if parts else []
-
-        data = {
-            "member_epoch": epoch,
-            "previous_member_epoch": epoch - 1,
-            "state": state,
-            "assigned_partitions": tps(assigned),
-            "partitions_pending_revocation": tps(pending or []),
-        }
-        return self.add(8, {"group_id": G, "member_id": m}, data, t)
-
-    def gone(self, m: str, t: float) -> Log:
-        for type_id in (8, 7, 5):
-            self.add(type_id, {"group_id": G, "member_id": m}, None, t)
-        return self
-
-    def clock(self, t: float) -> Log:
-        # Another group's commit tombstone on the same partition: it only tells the time.
-        self.lines.append(
-            {
-                "topic": "__consumer_offsets",
-                "partition": 7,
-                "offset": len(self.lines),
-                "timestamp": BASE + int(t * 1000),
-                "record_type": "offset_commit",
-                "record_type_id": 1,
-                "group": "other",
-                "tombstone": True,
-                "key": {"group": "other", "topic": "x", "partition": 0},
-                "value": None,
-                "error": None,
-            }
-        )
-        return self
+T = ORDERS
 
 
 def healthy_start() -> Log:
@@ -132,9 +28,13 @@ def healthy_start() -> Log:
 
 
 def run(log: Log, config: DetectorConfig | None = None) -> list[Finding]:
-    analyzer = Analyzer(config)
-    found = [f for line in log.lines for f in analyzer.feed(line)]
-    return found + analyzer.finish()
+    """The findings over the log's raw records; over its decoded lines they are the same."""
+    found = {}
+    for form, lines in (("raw", log.raw()), ("decoded", log.lines)):
+        analyzer = Analyzer(config)
+        found[form] = [f for line in lines for f in analyzer.feed(line)] + analyzer.finish()
+    assert found["raw"] == found["decoded"]
+    return found["raw"]
 
 
 def kinds(found: list[Finding]) -> set[str]:

@@ -1,13 +1,19 @@
-"""``groupwatch decode`` output objects of modern-group records -> :class:`ModernRecord`.
+"""Modern-group records -> :class:`ModernRecord`, from either form the decoder gives them.
 
-The decoder prints these values as ``{"version": v, "data": {...}}`` with Kafka's field names in
-snake_case and topic ids as Kafka prints them; this module is the only place that knows it.
+The decoder returns keys and values of types 3-24 as frozen dataclasses (consumer groups) or
+dicts (streams and share groups), with Kafka's field names in snake_case and topic ids as
+``uuid.UUID``; ``groupwatch decode`` prints them as ``{"version": v, "data": {...}}`` with ids
+as Kafka prints them.  Both are read here by field name (:func:`_get`), so the one reading of
+each record type serves the job (:func:`modern_from_record`) and decoded JSON input
+(:func:`modern_record`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupwatch.detect.findings import Source
 from groupwatch.detect.modern.model import (
@@ -24,6 +30,10 @@ from groupwatch.detect.modern.model import (
     TopicNames,
 )
 from groupwatch.errors import GroupwatchError
+from groupwatch.protocol.jsonview import kafka_uuid
+
+if TYPE_CHECKING:
+    from groupwatch.protocol import DecodedRecord
 
 G, R = GroupType, RecordRole
 #: record type id -> (group type, role).  Types 0-2 are classic; 18 and 24 have no layout.
@@ -57,33 +67,56 @@ class ModernContractError(GroupwatchError, ValueError):
     """A decoded modern record does not have the shape the decoder promises."""
 
 
-def _map(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+def _is_struct(value: Any) -> bool:
+    return isinstance(value, Mapping) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    )
+
+
+def _struct(value: Any, where: str) -> Any:
+    if not _is_struct(value):
         raise ModernContractError(f"{where} is not an object")
     return value
 
 
-def _int(data: Mapping[str, Any], name: str) -> int:
-    value = data.get(name)
+def _get(data: Any, name: str) -> Any:
+    """A field of a decoded struct: a dict (JSON, or a type decoded generically) or a typed
+    dataclass."""
+    if isinstance(data, Mapping):
+        return data.get(name)
+    return getattr(data, name, None)
+
+
+def _seq(value: Any) -> bool:
+    return isinstance(value, list | tuple)
+
+
+def _id(value: Any) -> Any:
+    """A topic id as Kafka prints it (the JSON form already is)."""
+    return kafka_uuid(value) if isinstance(value, uuid.UUID) else value
+
+
+def _int(data: Any, name: str) -> int:
+    value = _get(data, name)
     if not isinstance(value, int) or isinstance(value, bool):
         raise ModernContractError(f"{name} is not an integer")
     return value
 
 
-def _opt_int(data: Mapping[str, Any], name: str) -> int | None:
-    value = data.get(name)
+def _opt_int(data: Any, name: str) -> int | None:
+    value = _get(data, name)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _opt_str(data: Mapping[str, Any], name: str) -> str | None:
-    value = data.get(name)
+def _opt_str(data: Any, name: str) -> str | None:
+    value = _get(data, name)
     return value if isinstance(value, str) and value != "" else None
 
 
 def _strs(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not _seq(value) or not all(isinstance(v, str) for v in value):
         raise ModernContractError(f"{where} is not a list of strings")
     return tuple(value)
 
@@ -92,14 +125,14 @@ def _slots(value: Any, id_field: str, where: str) -> tuple[Slot, ...]:
     """``[{"topic_id"|"subtopology_id": t, "partitions": [..]}]`` -> ``((t, p), ...)``."""
     if value is None:
         return ()
-    if not isinstance(value, list):
+    if not _seq(value):
         raise ModernContractError(f"{where} is not a list")
     out: list[Slot] = []
     for entry in value:
-        entry = _map(entry, where)
-        owner = entry.get(id_field)
-        parts = entry.get("partitions") or []
-        if not isinstance(owner, str) or not isinstance(parts, list):
+        entry = _struct(entry, where)
+        owner = _id(_get(entry, id_field))
+        parts = _get(entry, "partitions") or []
+        if not isinstance(owner, str) or not _seq(parts):
             raise ModernContractError(f"{where} has an entry without {id_field} or partitions")
         for p in parts:
             if not isinstance(p, int) or isinstance(p, bool):
@@ -108,39 +141,39 @@ def _slots(value: Any, id_field: str, where: str) -> tuple[Slot, ...]:
     return tuple(out)
 
 
-def _payload(group_type: GroupType, role: RecordRole, data: Mapping[str, Any]) -> Payload | None:
+def _payload(group_type: GroupType, role: RecordRole, data: Any) -> Payload | None:
     streams = group_type is GroupType.STREAMS
     ids = "subtopology_id" if streams else "topic_id"
     if role in (R.GROUP_EPOCH, R.ASSIGNMENT_EPOCH):
         return Epoch(_int(data, "epoch" if role is R.GROUP_EPOCH else "assignment_epoch"))
     if role is R.TOPIC_NAMES:
         names = []
-        for topic in data.get("topics") or []:
-            topic = _map(topic, "topics[]")
-            tid, name = topic.get("topic_id"), topic.get("topic_name")
+        for topic in _get(data, "topics") or []:
+            topic = _struct(topic, "topics[]")
+            tid, name = _id(_get(topic, "topic_id")), _get(topic, "topic_name")
             if isinstance(tid, str) and isinstance(name, str):
                 names.append((tid, name))
         return TopicNames(tuple(names))
     if role is R.MEMBER:
         return MemberMetadata(
-            subscribed=_strs(data.get("subscribed_topic_names"), "subscribed_topic_names"),
+            subscribed=_strs(_get(data, "subscribed_topic_names"), "subscribed_topic_names"),
             regex=_opt_str(data, "subscribed_topic_regex"),
             rebalance_timeout_ms=_opt_int(data, "rebalance_timeout_ms"),
             instance_id=_opt_str(data, "instance_id"),
             client_id=_opt_str(data, "client_id"),
             client_host=_opt_str(data, "client_host"),
             server_assignor=_opt_str(data, "server_assignor"),
-            classic=data.get("classic_member_metadata") is not None,
+            classic=_get(data, "classic_member_metadata") is not None,
             process_id=_opt_str(data, "process_id"),
         )
     if role is R.TARGET:
         if streams:
             return Target(
-                _slots(data.get("active_tasks"), ids, "active_tasks"),
-                _slots(data.get("standby_tasks"), ids, "standby_tasks")
-                + _slots(data.get("warmup_tasks"), ids, "warmup_tasks"),
+                _slots(_get(data, "active_tasks"), ids, "active_tasks"),
+                _slots(_get(data, "standby_tasks"), ids, "standby_tasks")
+                + _slots(_get(data, "warmup_tasks"), ids, "warmup_tasks"),
             )
-        return Target(_slots(data.get("topic_partitions"), ids, "topic_partitions"))
+        return Target(_slots(_get(data, "topic_partitions"), ids, "topic_partitions"))
     if role is R.CURRENT:
         epoch, previous, state = (
             _int(data, "member_epoch"),
@@ -152,51 +185,84 @@ def _payload(group_type: GroupType, role: RecordRole, data: Mapping[str, Any]) -
                 epoch,
                 previous,
                 state,
-                assigned=_slots(data.get("active_tasks"), ids, "active_tasks"),
+                assigned=_slots(_get(data, "active_tasks"), ids, "active_tasks"),
                 pending=_slots(
-                    data.get("active_tasks_pending_revocation"), ids, "active_tasks_pending"
+                    _get(data, "active_tasks_pending_revocation"), ids, "active_tasks_pending"
                 ),
-                standby=_slots(data.get("standby_tasks"), ids, "standby_tasks")
-                + _slots(data.get("warmup_tasks"), ids, "warmup_tasks"),
+                standby=_slots(_get(data, "standby_tasks"), ids, "standby_tasks")
+                + _slots(_get(data, "warmup_tasks"), ids, "warmup_tasks"),
                 standby_pending=_slots(
-                    data.get("standby_tasks_pending_revocation"), ids, "standby_tasks_pending"
+                    _get(data, "standby_tasks_pending_revocation"), ids, "standby_tasks_pending"
                 )
-                + _slots(data.get("warmup_tasks_pending_revocation"), ids, "warmup_tasks_pending"),
+                + _slots(
+                    _get(data, "warmup_tasks_pending_revocation"), ids, "warmup_tasks_pending"
+                ),
             )
         return Current(
             epoch,
             previous,
             state,
-            assigned=_slots(data.get("assigned_partitions"), ids, "assigned_partitions"),
+            assigned=_slots(_get(data, "assigned_partitions"), ids, "assigned_partitions"),
             pending=_slots(
-                data.get("partitions_pending_revocation"), ids, "partitions_pending_revocation"
+                _get(data, "partitions_pending_revocation"), ids, "partitions_pending_revocation"
             ),
         )
     if role is R.REGEX:
-        return RegexTopics(_strs(data.get("topics"), "topics"))
+        return RegexTopics(_strs(_get(data, "topics"), "topics"))
     return None
+
+
+def _record(
+    type_id: Any,
+    record_type: Any,
+    key: Any,
+    data: Any,
+    group: str,
+    source: Source,
+    time_ms: int | None,
+) -> ModernRecord | None:
+    """The modern record of a key and a value (``None``: a tombstone), whichever form."""
+    if not isinstance(type_id, int) or type_id not in ROLES:
+        return None
+    group_type, role = ROLES[type_id]
+    subkey: str | None = None
+    if _is_struct(key):
+        subkey = _get(key, "regular_expression" if role is R.REGEX else "member_id")
+    if role in (R.MEMBER, R.TARGET, R.CURRENT, R.REGEX) and not isinstance(subkey, str):
+        raise ModernContractError(f"{record_type} key without its member or regex")
+    value: Payload | None = None
+    if data is not None and role is not R.OTHER:
+        value = _payload(group_type, role, _struct(data, "value"))
+    return ModernRecord(group, group_type, role, subkey, value, source, time_ms)
+
+
+def modern_from_record(
+    record: DecodedRecord, group: str, source: Source, time_ms: int | None
+) -> ModernRecord | None:
+    """The modern record of a decoded record, or ``None`` if its type is not a modern one.
+
+    Raises :class:`ModernContractError` when a field does not have the type Kafka gives it.
+    """
+    data = None if record.tombstone else record.value
+    return _record(
+        record.record_type_id, record.record_type, record.key, data, group, source, time_ms
+    )
 
 
 def modern_record(
     line: Mapping[str, Any], group: str, source: Source, time_ms: int | None
 ) -> ModernRecord | None:
-    """The modern record of a decoded line, or ``None`` if its type is not a modern one.
+    """The modern record of a ``groupwatch decode`` line (values printed as ``{"version": v,
+    "data": {...}}``), or ``None`` if its type is not a modern one.
 
     Raises :class:`ModernContractError` when the line does not have the decoder's shape.
     """
     type_id = line.get("record_type_id")
-    if not isinstance(type_id, int) or type_id not in ROLES:
-        return None
-    group_type, role = ROLES[type_id]
-    key = line.get("key")
-    subkey: str | None = None
-    if isinstance(key, Mapping):
-        subkey = key.get("regular_expression") if role is R.REGEX else key.get("member_id")
-    if role in (R.MEMBER, R.TARGET, R.CURRENT, R.REGEX) and not isinstance(subkey, str):
-        raise ModernContractError(f"{line.get('record_type')} key without its member or regex")
-    value: Payload | None = None
-    if not line.get("tombstone") and line.get("value") is not None and role is not R.OTHER:
-        wrapped = _map(line.get("value"), "value")
-        data = wrapped.get("data", wrapped)
-        value = _payload(group_type, role, _map(data, "value"))
-    return ModernRecord(group, group_type, role, subkey, value, source, time_ms)
+    if not isinstance(type_id, int) or ROLES.get(type_id, (None, R.OTHER))[1] is R.OTHER:
+        data = None  # not ours, or a type whose value says nothing here
+    elif not line.get("tombstone") and line.get("value") is not None:
+        wrapped = _struct(line.get("value"), "value")
+        data = wrapped.get("data", wrapped) if isinstance(wrapped, Mapping) else wrapped
+    else:
+        data = None
+    return _record(type_id, line.get("record_type"), line.get("key"), data, group, source, time_ms)
