@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groupwatch.detect.findings import Finding, TopicPartition
+from groupwatch.assignor import TopicPartition
+from groupwatch.detect.findings import Finding
 from groupwatch.detect.model import GroupSnapshot
 
 #: Kinds a healthy group can show for a moment: raised only once confirmed.
@@ -65,7 +66,7 @@ class Pending:
             since_ms=doc.get("since_ms"),
             deadline_ms=doc.get("deadline_ms"),
             partition=doc.get("partition"),
-            claimed=frozenset((str(t), int(p)) for t, p in doc.get("claimed") or ()),
+            claimed=frozenset(TopicPartition(str(t), int(p)) for t, p in doc.get("claimed") or ()),
         )
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from groupwatch.assignor import TopicPartition
 from groupwatch.detect.events import DEFAULT_TOPIC, ContractError, member_state
-from groupwatch.detect.findings import Source, TopicPartition
+from groupwatch.detect.findings import Source
 from groupwatch.detect.model import (
     Event,
     GroupSnapshot,
@@ -77,7 +78,7 @@ def _tps(value: Any, where: str) -> tuple[TopicPartition, ...]:
         parts = entry.get("partitions") or []
         if not _is_int_list(parts):
             raise ContractError(f"{where} has non-integer partitions")
-        out.extend([(topic, p) for p in parts])
+        out.extend([TopicPartition(topic, p) for p in parts])
     return tuple(out)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from groupwatch.detect.findings import Source, TopicPartition
+from groupwatch.assignor import TopicPartition
+from groupwatch.detect.findings import Source
 from groupwatch.detect.model import (
     NO_GENERATION,
     Event,
@@ -111,11 +112,13 @@ def error_text(error: DecodeError | None) -> str | None:
 
 
 def _pairs(tps: Sequence[TopicPartitions]) -> tuple[TopicPartition, ...]:
-    """Kafka's topic-partitions structs -> ``((topic, partition), ...)`` in wire order."""
-    if len(tps) == 1:
-        topic = tps[0].topic
-        return tuple([(topic, p) for p in tps[0].partitions])
-    return tuple([(tp.topic, p) for tp in tps for p in tp.partitions])
+    """Kafka's topic-partitions structs -> ``TopicPartition``s in wire order.
+
+    Built with ``tuple.__new__``: a named tuple's own constructor is a Python function, and a
+    large group's record holds thousands of these.
+    """
+    new = tuple.__new__
+    return tuple([new(TopicPartition, (tp.topic, p)) for tp in tps for p in tp.partitions])
 
 
 def _user_data_kind(ud: UserData | None) -> str | None:

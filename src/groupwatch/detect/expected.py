@@ -16,7 +16,6 @@ from groupwatch.assignor import (
     assign,
 )
 from groupwatch.assignor.invariants import balance_violations, can_improve_balance
-from groupwatch.detect.findings import TopicPartition as TP
 from groupwatch.detect.model import GroupSnapshot, MemberState
 
 
@@ -24,12 +23,12 @@ from groupwatch.detect.model import GroupSnapshot, MemberState
 class Expected:
     """The assignor's answer for one snapshot: member -> partitions, and the withheld ones."""
 
-    assignment: Mapping[str, frozenset[TP]]
-    withheld: frozenset[TP]
+    assignment: Mapping[str, frozenset[TopicPartition]]
+    withheld: frozenset[TopicPartition]
     #: Which of Kafka's algorithms ran (``constrained``/``general``/``empty``).
     path: str
 
-    def owner_of(self) -> dict[TP, str]:
+    def owner_of(self) -> dict[TopicPartition, str]:
         return {tp: m for m, tps in self.assignment.items() for tp in tps}
 
 
@@ -60,7 +59,7 @@ def _member_input(m: MemberState, protocol: str) -> MemberSubscription:
     return MemberSubscription(
         member_id=m.member_id,
         topics=tuple(m.topics),
-        owned_partitions=tuple(TopicPartition(t, p) for t, p in owned),
+        owned_partitions=tuple(owned),
         generation=generation,
         rack_id=m.rack_id,
     )
@@ -82,17 +81,14 @@ def expected_assignment(
     except AssignorError as exc:
         return NoExpected(f"{type(exc).__name__}: {exc}")
     return Expected(
-        assignment={
-            m: frozenset((tp.topic, tp.partition) for tp in tps)
-            for m, tps in result.assignment.items()
-        },
-        withheld=frozenset((tp.topic, tp.partition) for tp in result.withheld),
+        assignment={m: frozenset(tps) for m, tps in result.assignment.items()},
+        withheld=frozenset(result.withheld),
         path=result.path,
     )
 
 
 def balance_problems(
-    assignment: Mapping[str, Sequence[TP]],
+    assignment: Mapping[str, Sequence[TopicPartition]],
     subscriptions: Mapping[str, Sequence[str]],
     partitions_per_topic: Mapping[str, int],
 ) -> list[str]:
@@ -106,7 +102,7 @@ def balance_problems(
     sizes = [len(tps) for tps in assignment.values()]
     if not sizes or max(sizes) - min(sizes) <= 1:
         return []  # fully balanced: neither check can fail (and both are quadratic)
-    typed = {m: [TopicPartition(t, p) for t, p in tps] for m, tps in assignment.items()}
+    typed = {m: list(tps) for m, tps in assignment.items()}
     problems = [v.detail for v in balance_violations(typed)]
     if can_improve_balance(typed, subscriptions, partitions_per_topic):
         count = {m: len(tps) for m, tps in typed.items()}

@@ -8,9 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupwatch.assignor import TopicPartition
 from groupwatch.detect.catalogue import KINDS, Severity
-
-TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +52,9 @@ def finding_id(
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
-def tp_list(partitions: Iterable[TopicPartition]) -> list[dict[str, Any]]:
-    """``[(t, p), ...]`` -> ``[{"topic": t, "partitions": [...]}]``, sorted."""
+def tp_list(partitions: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
+    """``[(t, p), ...]`` (topic partitions, or any pairs) -> ``[{"topic": t, "partitions":
+    [...]}]``, sorted."""
     by_topic: dict[str, set[int]] = {}
     for topic, partition in partitions:
         by_topic.setdefault(topic, set()).add(partition)
@@ -130,7 +130,9 @@ class Finding:
             partition=doc.get("partition"),
             member=doc.get("member"),
             members=tuple(doc.get("members") or ()),
-            partitions=None if parts is None else tuple((str(t), int(p)) for t, p in parts),
+            partitions=None
+            if parts is None
+            else tuple(TopicPartition(str(t), int(p)) for t, p in parts),
             evidence=dict(doc.get("evidence") or {}),
             id_extra=doc.get("id_extra"),
         )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from groupwatch.detect.findings import Source, TopicPartition
+from groupwatch.assignor import TopicPartition
+from groupwatch.detect.findings import Source
 from groupwatch.detect.modern.model import ModernRecord
 
 #: What an absent claim generation counts as (Kafka's ``DEFAULT_GENERATION``).

@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupwatch.assignor import TopicPartition
 from groupwatch.detect import confirm
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
-from groupwatch.detect.findings import Finding, TopicPartition
+from groupwatch.detect.findings import Finding
 from groupwatch.detect.model import (
     Event,
     GroupSnapshot,
@@ -317,7 +318,9 @@ def _apply(
         return replace(state, modern=modern), []
     if isinstance(event, OffsetCommit):
         inferred = _infer(
-            state.inferred_partitions, [(event.topic, event.partition)], cfg.max_inferred_topics
+            state.inferred_partitions,
+            [TopicPartition(event.topic, event.partition)],
+            cfg.max_inferred_topics,
         )
         if inferred is not state.inferred_partitions:
             state = replace(state, inferred_partitions=inferred)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from groupwatch.assignor import TopicPartition
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.modern.model import (
@@ -100,7 +101,7 @@ def _handover(
         partition=slot[1],
         member=member_id,
         members=(previous.member_id, member_id),
-        partitions=((topic, slot[1]),),
+        partitions=(TopicPartition(topic, slot[1]),),
         evidence=evidence,
     )
 

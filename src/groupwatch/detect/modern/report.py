@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from groupwatch.assignor import TopicPartition
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.modern.model import Current, GroupType, Slot
@@ -63,7 +64,7 @@ class Report:
         began_ms: int | None = None,
         limit_ms: int | None = None,
     ) -> None:
-        parts = tuple(sorted((self.topic(t), p) for t, p in slots))
+        parts = tuple(sorted(TopicPartition(self.topic(t), p) for t, p in slots))
         finding = Finding(
             kind=kind,
             group=self.group,

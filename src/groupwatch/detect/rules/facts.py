@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from groupwatch.assignor import TopicPartition
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.expected import Expected, NoExpected, expected_assignment
-from groupwatch.detect.findings import Finding, TopicPartition
+from groupwatch.detect.findings import Finding
 from groupwatch.detect.model import GroupSnapshot, MemberState
 
 TP = TopicPartition
