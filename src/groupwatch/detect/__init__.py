@@ -1,10 +1,11 @@
 """The findings engine: what is wrong with each consumer group's assignment, record by record.
 
-Pure Python (no Spark).  The streaming job keeps one :class:`GroupState` per group and calls
-:func:`step` for each record in order; ``groupwatch analyze`` does the same with a dict.
+Pure Python (no Spark).  One :class:`Analyzer` drives :func:`step` over records in order for
+``groupwatch analyze`` and for each group of the streaming job's batches.
 
-* :func:`event_from_decoded` -- a ``groupwatch decode`` output object -> an :data:`Event`
-  (``None`` for records the engine does not use);
+* :func:`event_from_record` -- a decoded record (:class:`groupwatch.protocol.DecodedRecord`)
+  -> an :data:`Event` (``None`` for records the engine does not use);
+* :func:`event_from_decoded` -- the same from a ``groupwatch decode`` output object;
 * :func:`step` -- ``(state | None, event, config) -> (state, findings)``, pure;
 * :meth:`GroupState.dumps` / :meth:`GroupState.loads` -- the state as a JSON string;
 * :meth:`Finding.to_dict` -- the ``groupwatch analyze`` / ``findings`` table shape.
@@ -14,6 +15,7 @@ from groupwatch.detect.catalogue import CATALOGUE, KINDS, SEVERITIES, Kind, Seve
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.decoded import event_from_decoded
 from groupwatch.detect.engine import Analyzer, analyze_lines, event_from_line
+from groupwatch.detect.events import event_from_record
 from groupwatch.detect.findings import Finding, Source, finding_id
 from groupwatch.detect.model import (
     Event,
@@ -47,6 +49,7 @@ __all__ = [
     "analyze_lines",
     "event_from_decoded",
     "event_from_line",
+    "event_from_record",
     "finding_id",
     "step",
 ]

@@ -1,7 +1,8 @@
-"""The engine's own view of group metadata: frozen snapshots built from the decoder's JSON.
+"""The engine's own view of the records: frozen events.
 
-Only :mod:`groupwatch.detect.decoded` builds these (from the ``groupwatch decode`` contract),
-so a change in the decoder's output touches one module.
+Built from the decoder's typed records by :mod:`groupwatch.detect.events` (and from
+``groupwatch decode`` JSON lines by :mod:`groupwatch.detect.decoded`), so a change in the
+decoder's output touches those two modules only.
 """
 
 from __future__ import annotations
