@@ -75,7 +75,12 @@ from bench_job import (  # noqa: E402
     source_version,
     state_report,
 )
-from cluster_model import groups_path, read_manifest, topic_end_offsets  # noqa: E402
+from cluster_model import (  # noqa: E402
+    groups_path,
+    read_manifest,
+    topic_end_offsets,
+    write_manifest,
+)
 
 from groupwatch import config as config_mod  # noqa: E402
 
@@ -152,6 +157,15 @@ def _cpu_seconds(pid: int, children: bool = False) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def _is_python_worker(cmdline: str) -> bool:
+    """PySpark's daemon (``python -m pyspark.daemon``) and the workers it forks; not the
+    JVM's own short-lived forks, whose command line names ``pyspark-shell``."""
+    argv0 = cmdline.split(" ", 1)[0]
+    return "python" in os.path.basename(argv0) and (
+        "pyspark.daemon" in cmdline or "pyspark.worker" in cmdline
+    )
+
+
 class Sampler(threading.Thread):
     """Every ``interval`` s: the Spark driver JVM (a descendant of this process running
     SparkSubmit) and its Python workers (``pyspark.daemon`` and the workers it forks). Peaks and
@@ -168,6 +182,9 @@ class Sampler(threading.Thread):
         self.seconds: dict[str, float] = {}
         self.started_at: dict[str, float] = {"setup": time.monotonic()}
         self.jvm: int | None = None
+        self.cmdlines: dict[int, str] = {}
+        #: Per phase: the command line of the largest Python worker.
+        self.worker_max_cmd: dict[str, str] = {}
         self.stopped = threading.Event()
 
     def _tree(self) -> tuple[int | None, list[int], int | None]:
@@ -190,10 +207,11 @@ class Sampler(threading.Thread):
                 pid = todo.pop()
                 for c in children.get(pid, []):
                     todo.append(c)
-                    if "pyspark" in procs[c][1]:
+                    if _is_python_worker(procs[c][1]):
                         workers.append(c)
                         if procs[c][0] == jvm and daemon is None:
                             daemon = c
+        self.cmdlines = {w: procs[w][1] for w in workers}
         return jvm, workers, daemon
 
     def cpu(self) -> float:
@@ -216,6 +234,9 @@ class Sampler(threading.Thread):
         rss = [_status_kb(w, "VmRSS") for w in workers]
         values["workers_rss_kb"] = sum(rss)
         values["worker_rss_max_kb"] = max(rss, default=0)
+        if rss and max(rss) > self.peaks[self.current]["worker_rss_max_kb"]:
+            top = workers[rss.index(max(rss))]
+            self.worker_max_cmd[self.current] = self.cmdlines.get(top, "")[:160]
         values["workers_pss_kb"] = sum(_pss_kb(w) for w in workers)
         values["workers"] = len(workers)
         values["bench_rss_kb"] = _status_kb(os.getpid(), "VmRSS")
@@ -340,12 +361,14 @@ class LagProbe:
         """Where the job's last completed batch ended (``baseline`` before its first)."""
         p = query.lastProgress
         if p is not None:
-            for source in p.sources:
-                text = source.endOffset
-                if text:
-                    offsets = json.loads(text).get(self.topic)
-                    if offsets:
-                        return {int(k): int(v) for k, v in offsets.items()}
+            doc = json.loads(p.json) if hasattr(p, "json") else dict(p)
+            for source in doc.get("sources") or []:
+                end = source.get("endOffset")
+                if isinstance(end, str):  # the JVM's JSON text
+                    end = json.loads(end)
+                offsets = (end or {}).get(self.topic)
+                if offsets:
+                    return {int(k): int(v) for k, v in offsets.items()}
         return self.baseline
 
     def lag(self, query: Any) -> tuple[int, int]:
@@ -461,6 +484,16 @@ def slope(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / den if den else 0.0
 
 
+def steps_per_batch(job: Any, before: dict[str, float], batches: int) -> dict[str, float]:
+    """Mean seconds per batch of each step of the job's batches since ``before``."""
+    after = job.breakdown()
+    n = max(1, batches)
+    return {
+        k: round((v - before.get(k, 0.0)) / n, 2)
+        for k, v in sorted(after.items(), key=lambda kv: -(kv[1] - before.get(kv[0], 0.0)))
+    }
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
@@ -487,27 +520,29 @@ def live_step(
         args.storm_size,
         args.storm_every,
     )
-    traffic.wait_ready()
-    batches_before = len(job.batch_seconds)
-    started = time.monotonic()
     samples: list[tuple[float, int, int]] = []  # (t, lag, produced)
-    end_offsets_at_start = probe.end_offsets()
-    next_sample = started
-    while traffic.proc.poll() is None:
-        if query.exception() is not None:
-            traffic.stop()
-            raise RuntimeError(f"the query failed: {query.exception()}")
-        now = time.monotonic()
-        if now >= next_sample:
-            lag, _ = probe.lag(query)
-            samples.append((now - started, lag, traffic.produced()))
-            log(
-                f"  t={now - started:6.1f}s produced {traffic.produced():>9,} lag {lag:>8,} "
-                f"(batches {len(job.batch_seconds) - batches_before})"
-            )
-            next_sample += args.sample_seconds
-        time.sleep(0.2)
-    done = traffic.stop()
+    try:
+        traffic.wait_ready()
+        batches_before = len(job.batch_seconds)
+        steps_before = job.breakdown()
+        started = time.monotonic()
+        end_offsets_at_start = probe.end_offsets()
+        next_sample = started
+        while traffic.proc.poll() is None:
+            if query.exception() is not None:
+                raise RuntimeError(f"the query failed: {query.exception()}")
+            now = time.monotonic()
+            if now >= next_sample:
+                lag, _ = probe.lag(query)
+                samples.append((now - started, lag, traffic.produced()))
+                log(
+                    f"  t={now - started:6.1f}s produced {traffic.produced():>9,} lag {lag:>8,} "
+                    f"(batches {len(job.batch_seconds) - batches_before})"
+                )
+                next_sample += args.sample_seconds
+            time.sleep(0.2)
+    finally:
+        done = traffic.stop()
     produced_s = time.monotonic() - started
     lag_at_end, _ = probe.lag(query)
     drain_started = time.monotonic()
@@ -550,6 +585,7 @@ def live_step(
         "batch_p50_s": round(statistics.median(batches), 2) if batches else None,
         "batch_p95_s": round(pct(batches, 0.95), 2) if batches else None,
         "batch_max_s": round(max(batches), 2) if batches else None,
+        "mean_batch_steps_s": steps_per_batch(job, steps_before, len(batches)),
         "end_offsets_at_start": sum(end_offsets_at_start.values()),
         "load": load_text(),
     }
@@ -578,7 +614,9 @@ def latency_run(
     acks: list[float] = []
     lags: list[int] = []
     batches_before = len(job.batch_seconds)
+    steps_before = job.breakdown()
     tag = time.strftime("%m%d%H%M%S")
+    probes = 0
     try:
         traffic.wait_ready()
         next_at = time.monotonic() + 5.0  # the traffic's first batches
@@ -593,6 +631,7 @@ def latency_run(
             producer.send(topic, key=key, value=value, partition=coordinator_partition(group)).get(
                 timeout=30
             )
+            probes += 1
             acked = time.monotonic() - sent
             deadline = sent + 300
             while True:
@@ -621,6 +660,12 @@ def latency_run(
     finally:
         producer.close()
         done = traffic.stop()
+        # The probes are in the topic now: a later run's reuse check counts them.
+        doc = read_manifest(manifest)
+        if doc is not None and probes:
+            doc["appended"]["records"] += probes
+            doc["appended"]["probes"] = doc["appended"].get("probes", 0) + probes
+            write_manifest(manifest, doc)
     batches = job.batch_seconds[batches_before:]
     return {
         "samples": len(seen),
@@ -635,6 +680,8 @@ def latency_run(
         "background_records": done.get("records"),
         "batches": len(batches),
         "batch_p50_s": round(statistics.median(batches), 2) if batches else None,
+        "batch_p95_s": round(pct(batches, 0.95), 2) if batches else None,
+        "mean_batch_steps_s": steps_per_batch(job, steps_before, len(batches)),
         "load": load_text(),
     }
 
@@ -751,6 +798,7 @@ def main() -> int:
     ap.add_argument("--broker-name", default=BROKER_NAME)
     ap.add_argument("--keep-broker", action="store_true", help="leave the broker running")
     ap.add_argument("--keep", action="store_true", help="keep the tables and checkpoints")
+    ap.add_argument("--verbose", action="store_true", help="the job's debug log")
     ap.add_argument("--warmup-records", type=int, default=20_000)
     ap.add_argument("--max-offsets-per-trigger", type=int, default=0, help="startup runs")
     ap.add_argument("--commit-rate", type=float, default=1000.0)
@@ -775,6 +823,8 @@ def main() -> int:
         ap.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    # The job's line per batch (and with --verbose the time of each table write).
+    logging.getLogger("groupwatch.job").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     log(f"bench_cluster: {', '.join(sorted(benches))}; {os.cpu_count()} cores, load {load_text()}")
     log(f"groupwatch {source_version()}")
     work = Path(tempfile.mkdtemp(prefix="groupwatch-cluster-"))
@@ -921,6 +971,7 @@ def main() -> int:
                             f"{'BOUNDED' if step['bounded'] else 'NOT bounded'}"
                             + ("" if step["producer_kept_up"] else " (producer fell behind)")
                         )
+                        log(f"{label}: mean batch time by step (s): {step['mean_batch_steps_s']}")
                         emit_summary(
                             summary, {"bench": "live", "master": master, "step": n, **step}
                         )
@@ -961,6 +1012,7 @@ def main() -> int:
                         f"{'met' if lat['p95_s'] <= 5 else 'NOT met'}); {lat['batches']} "
                         f"batches, median {lat['batch_p50_s']}s"
                     )
+                    log(f"{label}: mean batch time by step (s): {lat['mean_batch_steps_s']}")
                     emit_summary(summary, {"bench": "latency", "master": master, **lat})
             finally:
                 stop_query(query, job)
@@ -980,6 +1032,8 @@ def main() -> int:
             log(f"memory: driver JVM peak RSS (VmHWM) {sampler.driver_hwm_mb():,.0f} MB")
             for name, row in peaks.items():
                 log(f"  {name}: {row}")
+                if name in sampler.worker_max_cmd:
+                    log(f"    largest Python worker: {sampler.worker_max_cmd[name]}")
             log(f"state: {st}")
             emit_summary(
                 summary,
