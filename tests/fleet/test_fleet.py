@@ -12,14 +12,8 @@ no warning, critical or error finding and no quarantine row.  Info findings are 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import os
-import shutil
 import time
-from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,13 +21,13 @@ from typing import Any
 import pytest
 
 from groupwatch_dev.demo.traffic import create_topic, produce
+from tests import verdicts
 from tests.fleet.clients import Fleet
 from tests.fleet.fleet import GROUPS, TOPICS, GroupSpec, Timeline, run_fleet
-from tests.realgroups import dump_consumer_offsets, make_config, run_once, table
+from tests.realgroups import dump_consumer_offsets, make_config, run_once
 
 pytestmark = [pytest.mark.fleet, pytest.mark.broker]
 
-ALARMS = ("critical", "error", "warning")
 by_group = pytest.mark.parametrize("spec", GROUPS, ids=lambda s: s.group)
 
 
@@ -61,99 +55,31 @@ def fleet_run(broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         fleet.close()
     seconds = time.monotonic() - started
     records = dump_consumer_offsets(broker)
-    dump = work / "consumer-offsets.jsonl"
-    dump.write_text("".join(json.dumps(r) + "\n" for r in records))
-    if os.environ.get("GROUPWATCH_FLEET_DUMP"):
-        shutil.copyfile(dump, os.environ["GROUPWATCH_FLEET_DUMP"])
+    dump = verdicts.write_dump(records, work, "GROUPWATCH_FLEET_DUMP")
     print(f"\nfleet: {len(GROUPS)} groups lived in {seconds:.0f}s; dump: {dump}")
     for tl in timelines:
-        print(f"  {tl.spec.group} ({tl.spec.client}, {tl.spec.assignor})")
-        for event in tl.events:
-            print(f"    {event}")
-        if tl.error:
-            print(f"    FAILED: {tl.error}")
+        verdicts.print_life(f"{tl.spec.group} ({tl.spec.client}, {tl.spec.assignor})", tl)
     yield FleetRun({tl.spec.group: tl for tl in timelines}, dump, records, seconds)
 
 
 @pytest.fixture(scope="module")
-def analyzed(fleet_run: FleetRun, broker: str) -> dict[str, list[dict[str, Any]]]:
+def analyzed(fleet_run: FleetRun, broker: str) -> verdicts.Findings:
     """``groupwatch analyze DUMP --bootstrap-server BROKER``'s findings, per group."""
-    from groupwatch.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(["analyze", str(fleet_run.dump), "--bootstrap-server", broker])
-    assert rc == 0, err.getvalue()
-    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line in out.getvalue().splitlines():
-        f = json.loads(line)
-        found[f["group"]].append(f)
-    return found
-
-
-@dataclass(frozen=True)
-class JobTables:
-    findings: dict[str, list[dict[str, Any]]] = field(repr=False)
-    quarantine: dict[str | None, list[dict[str, Any]]] = field(repr=False)
+    return verdicts.analyze(fleet_run.dump, broker).findings
 
 
 @pytest.fixture(scope="module")
 def job_tables(
     fleet_run: FleetRun, broker: str, spark, tmp_path_factory: pytest.TempPathFactory
-) -> JobTables:  # type: ignore[no-untyped-def]
+) -> verdicts.JobTables:  # type: ignore[no-untyped-def]
     """``groupwatch run --once`` on the broker's ``__consumer_offsets``, fresh tables."""
     cfg = make_config(broker, tmp_path_factory.mktemp("fleet-job"))
     run_once(spark, cfg)
-    findings: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in table(spark, cfg, "findings").collect():
-        f = row.asDict()
-        f["evidence"] = json.loads(f["evidence"]) if f["evidence"] else {}
-        findings[f["group"]].append(f)
-    quarantine: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
-    for row in table(spark, cfg, "quarantine").collect():
-        q = row.asDict()
-        quarantine[q["group"] or None].append(q)
-    return JobTables(findings, quarantine)
+    return verdicts.read_job_tables(spark, cfg)
 
 
-# -- reporting -------------------------------------------------------------------------------
-def _evidence(evidence: Mapping[str, Any], limit: int = 600) -> str:
-    text = json.dumps(evidence, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def describe(f: Mapping[str, Any]) -> str:
-    return (
-        f"{f['group']} g{f['generation']} {f['severity']} {f['kind']}: {f['detail']}\n"
-        f"      evidence: {_evidence(f.get('evidence') or {})}"
-    )
-
-
-def describe_quarantine(q: Mapping[str, Any]) -> str:
-    value = q.get("value")
-    return (
-        f"{q['group']} quarantined at {q['stage']}/{q['error_kind']} "
-        f"{q['field_path']} byte {q['byte_offset']}: {q['message']} "
-        f"(record {q['source_partition']}:{q['source_offset']}, "
-        f"value {bytes(value).hex() if value is not None else None})"
-    )
-
-
-def verdict(spec: GroupSpec, findings: list[dict[str, Any]], what: str) -> None:
-    info = [f for f in findings if f["severity"] == "info"]
-    if info:
-        print(f"\n{spec.group} ({spec.client}, {spec.assignor}): info findings of {what}:")
-        for f in info:
-            print("  " + describe(f))
-    alarms = sorted(
-        (f for f in findings if f["severity"] in ALARMS),
-        key=lambda f: (f["generation"] if f["generation"] is not None else -1, f["kind"]),
-    )
-    assert not alarms, (
-        f"{what} raised {len(alarms)} alarm(s) on the healthy group {spec.group} "
-        f"({spec.client}, assignor {spec.assignor}):\n"
-        + "\n".join("  " + describe(f) for f in alarms)
-    )
+def about(spec: GroupSpec) -> str:
+    return f"{spec.client}, assignor {spec.assignor}"
 
 
 def lived(fleet_run: FleetRun, spec: GroupSpec) -> None:
@@ -172,37 +98,25 @@ def group_records(fleet_run: FleetRun, group: str) -> int:
 # -- verdicts, one per group -----------------------------------------------------------------
 @by_group
 def test_analyze_raises_nothing_above_info(
-    spec: GroupSpec, fleet_run: FleetRun, analyzed: dict[str, list[dict[str, Any]]]
+    spec: GroupSpec, fleet_run: FleetRun, analyzed: verdicts.Findings
 ) -> None:
     lived(fleet_run, spec)
     captured = group_records(fleet_run, spec.group)
     assert captured >= 4, f"{spec.group}: its rebalances were not captured ({captured} records)"
-    verdict(spec, analyzed.get(spec.group, []), "groupwatch analyze")
+    verdicts.verdict(spec.group, about(spec), analyzed.get(spec.group, []), "groupwatch analyze")
 
 
 @pytest.mark.spark
 @by_group
 def test_job_raises_nothing_above_info(
-    spec: GroupSpec, fleet_run: FleetRun, job_tables: JobTables
+    spec: GroupSpec, fleet_run: FleetRun, job_tables: verdicts.JobTables
 ) -> None:
     lived(fleet_run, spec)
-    quarantined = job_tables.quarantine.get(spec.group, [])
-    findings = job_tables.findings.get(spec.group, [])
-    problems = []
-    try:
-        verdict(spec, findings, "groupwatch run --once")
-    except AssertionError as exc:
-        problems.append(str(exc))
-    if quarantined:
-        problems.append(
-            f"groupwatch run --once quarantined {len(quarantined)} record(s) of {spec.group}:\n"
-            + "\n".join("  " + describe_quarantine(q) for q in quarantined[:20])
-        )
-    assert not problems, "\n".join(problems)
+    verdicts.job_verdict(spec.group, about(spec), job_tables)
 
 
 @pytest.mark.spark
-def test_job_quarantines_nothing_without_a_group(job_tables: JobTables) -> None:
+def test_job_quarantines_nothing_without_a_group(job_tables: verdicts.JobTables) -> None:
     """Quarantine rows whose key named no group (or an empty one) belong to no verdict above."""
     unattributed = job_tables.quarantine.get(None, [])
-    assert not unattributed, "\n".join(describe_quarantine(q) for q in unattributed[:20])
+    assert not unattributed, "\n".join(verdicts.describe_quarantine(q) for q in unattributed[:20])

@@ -58,19 +58,25 @@ RANGE = GroupSpec(
     "range assignor, 3 members joining one by one, two topics",
     {PREFIX + "range-a": 4, PREFIX + "range-b": 3},
 )
-REGEX_CLIENT = GroupSpec(
-    PREFIX + "regex",
-    "subscribe(java.util.regex.Pattern) (resolved by the client), a matching topic created later",
-    {PREFIX + "rxc-early": 4},
-    late_topic=(PREFIX + "rxc-late", 2),
-    pattern=PREFIX + "rxc-.*",
+
+
+def _regex_group(name: str, tag: str, subscribe: str) -> GroupSpec:
+    """A group subscribed to ``PREFIX + tag + "-.*"``, whose second matching topic is created
+    after the group formed."""
+    return GroupSpec(
+        PREFIX + name,
+        f"{subscribe}, a matching topic created later",
+        {PREFIX + tag + "-early": 4},
+        late_topic=(PREFIX + tag + "-late", 2),
+        pattern=PREFIX + tag + "-.*",
+    )
+
+
+REGEX_CLIENT = _regex_group(
+    "regex", "rxc", "subscribe(java.util.regex.Pattern) (resolved by the client)"
 )
-REGEX_BROKER = GroupSpec(
-    PREFIX + "regex-broker",
-    "subscribe(SubscriptionPattern) (resolved by the broker), a matching topic created later",
-    {PREFIX + "rxb-early": 4},
-    late_topic=(PREFIX + "rxb-late", 2),
-    pattern=PREFIX + "rxb-.*",
+REGEX_BROKER = _regex_group(
+    "regex-broker", "rxb", "subscribe(SubscriptionPattern) (resolved by the broker)"
 )
 STATIC = GroupSpec(
     PREFIX + "static",

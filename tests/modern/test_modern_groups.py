@@ -16,11 +16,6 @@ neither ``analyze`` nor the job may raise anything above ``info`` for these grou
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import os
-import shutil
 import time
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -34,6 +29,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata
 
 from groupwatch_dev.demo.traffic import create_topic
+from tests import verdicts
 from tests.modern import records as rec
 from tests.modern.members import ModernMembers, missing_harness
 from tests.modern.scenarios import (
@@ -52,11 +48,10 @@ from tests.modern.scenarios import (
     produce_everywhere,
     run_groups,
 )
-from tests.realgroups import dump_consumer_offsets, make_config, run_once, table
+from tests.realgroups import dump_consumer_offsets, make_config, run_once
 
 pytestmark = [pytest.mark.fleet, pytest.mark.broker]
 
-ALARMS = ("critical", "error", "warning")
 by_group = pytest.mark.parametrize("spec", GROUPS, ids=lambda s: s.group)
 #: how often the clocks are carried forward again if a group wrote once more meanwhile
 CLOCK_ROUNDS = 4
@@ -164,20 +159,13 @@ def modern_run(broker: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         seconds = time.monotonic() - started
         # The members stay up: the groups are dumped at rest.
         raw, waited = _until_decided(broker)
-        dump = work / "consumer-offsets.jsonl"
-        dump.write_text("".join(json.dumps(r) + "\n" for r in raw))
-        if os.environ.get("GROUPWATCH_MODERN_DUMP"):
-            shutil.copyfile(dump, os.environ["GROUPWATCH_MODERN_DUMP"])
+        dump = verdicts.write_dump(raw, work, "GROUPWATCH_MODERN_DUMP")
         print(
             f"\nmodern groups: {len(GROUPS)} groups lived in {seconds:.0f}s, then {waited:.0f}s "
             f"until every check could be decided; dump: {dump} ({len(raw)} records)"
         )
         for tl in timelines:
-            print(f"  {tl.spec.group}: {tl.spec.shows}")
-            for event in tl.events:
-                print(f"    {event}")
-            if tl.error:
-                print(f"    FAILED: {tl.error}")
+            verdicts.print_life(f"{tl.spec.group}: {tl.spec.shows}", tl)
         run = ModernRun(
             {tl.spec.group: tl for tl in timelines}, dump, rec.Dump.of(raw), seconds, waited
         )
@@ -213,7 +201,7 @@ def _type_order(key: str) -> tuple[int, bool]:
 
 @dataclass(frozen=True)
 class Analyzed:
-    findings: dict[str, list[dict[str, Any]]] = field(repr=False)
+    findings: verdicts.Findings = field(repr=False)
     awaiting: list[str]
     seconds: float
 
@@ -222,57 +210,34 @@ class Analyzed:
 def analyzed(modern_run: ModernRun, broker: str) -> Analyzed:
     """``groupwatch analyze DUMP --bootstrap-server BROKER``: findings per group, and what it
     said still awaited confirmation at the end of its input."""
-    from groupwatch.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
     started = time.monotonic()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(["analyze", str(modern_run.dump), "--bootstrap-server", broker])
+    analysis = verdicts.analyze(modern_run.dump, broker)
     seconds = time.monotonic() - started
-    assert rc == 0, err.getvalue()
-    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for line in out.getvalue().splitlines():
-        f = json.loads(line)
-        found[f["group"]].append(f)
-    awaiting = [x for x in err.getvalue().splitlines() if "awaiting confirmation" in x]
+    said = analysis.stderr.splitlines()
+    awaiting = [x for x in said if "awaiting confirmation" in x]
     lines = len(modern_run.records.decoded)
     print(
         f"\ngroupwatch analyze: {lines} records in {seconds:.2f}s "
         f"({lines / max(seconds, 1e-9):.0f} records/s); summary: "
         + "; ".join(
             x.split(": ", 1)[1]
-            for x in err.getvalue().splitlines()
+            for x in said
             if x.startswith("groupwatch analyze: ") and "awaiting" not in x
         )
     )
-    return Analyzed(found, awaiting, seconds)
-
-
-@dataclass(frozen=True)
-class JobTables:
-    findings: dict[str, list[dict[str, Any]]] = field(repr=False)
-    quarantine: dict[str | None, list[dict[str, Any]]] = field(repr=False)
+    return Analyzed(analysis.findings, awaiting, seconds)
 
 
 @pytest.fixture(scope="module")
 def job_tables(
     modern_run: ModernRun, broker: str, spark, tmp_path_factory: pytest.TempPathFactory
-) -> JobTables:  # type: ignore[no-untyped-def]
+) -> verdicts.JobTables:  # type: ignore[no-untyped-def]
     """``groupwatch run --once`` on the broker's ``__consumer_offsets``, fresh tables."""
     cfg = make_config(broker, tmp_path_factory.mktemp("modern-job"))
     started = time.monotonic()
     run_once(spark, cfg)
     print(f"\ngroupwatch run --once: {time.monotonic() - started:.0f}s")
-    findings: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in table(spark, cfg, "findings").collect():
-        f = row.asDict()
-        f["evidence"] = json.loads(f["evidence"]) if f["evidence"] else {}
-        findings[f["group"]].append(f)
-    quarantine: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
-    for row in table(spark, cfg, "quarantine").collect():
-        q = row.asDict()
-        quarantine[q["group"] or None].append(q)
-    return JobTables(findings, quarantine)
+    return verdicts.read_job_tables(spark, cfg)
 
 
 # -- what the records must show ------------------------------------------------------------------
@@ -474,31 +439,14 @@ def test_clock_passed_every_deadline(spec: GroupSpec, modern_run: ModernRun, bro
 
 
 # -- the verdicts ------------------------------------------------------------------------------
-def _describe(f: Mapping[str, Any]) -> str:
-    evidence = json.dumps(f.get("evidence") or {}, sort_keys=True, default=str)[:600]
-    return (
-        f"{f['group']} g{f['generation']} {f['severity']} {f['kind']}: {f['detail']}\n"
-        f"      evidence: {evidence}"
-    )
-
-
-def verdict(spec: GroupSpec, findings: list[dict[str, Any]], what: str) -> None:
-    for f in findings:
-        if f["severity"] == "info":
-            print(f"\n{spec.group}: info finding of {what}: {_describe(f)}")
-    alarms = [f for f in findings if f["severity"] in ALARMS]
-    assert not alarms, (
-        f"{what} raised {len(alarms)} alarm(s) on the healthy group {spec.group} "
-        f"({spec.shows}):\n" + "\n".join("  " + _describe(f) for f in alarms)
-    )
-
-
 @by_group
 def test_analyze_raises_nothing_above_info(
     spec: GroupSpec, modern_run: ModernRun, analyzed: Analyzed
 ) -> None:
     lived(modern_run, spec)
-    verdict(spec, analyzed.findings.get(spec.group, []), "groupwatch analyze")
+    verdicts.verdict(
+        spec.group, spec.shows, analyzed.findings.get(spec.group, []), "groupwatch analyze"
+    )
     awaiting = [x for x in analyzed.awaiting if f" {spec.group} " in x]
     assert not awaiting, "still awaiting confirmation at the end:\n" + "\n".join(awaiting)
 
@@ -506,18 +454,7 @@ def test_analyze_raises_nothing_above_info(
 @pytest.mark.spark
 @by_group
 def test_job_raises_nothing_above_info(
-    spec: GroupSpec, modern_run: ModernRun, job_tables: JobTables
+    spec: GroupSpec, modern_run: ModernRun, job_tables: verdicts.JobTables
 ) -> None:
     lived(modern_run, spec)
-    problems = []
-    try:
-        verdict(spec, job_tables.findings.get(spec.group, []), "groupwatch run --once")
-    except AssertionError as exc:
-        problems.append(str(exc))
-    quarantined = job_tables.quarantine.get(spec.group, [])
-    if quarantined:
-        problems.append(
-            f"groupwatch run --once quarantined {len(quarantined)} record(s) of {spec.group}: "
-            + "; ".join(f"{q['stage']}/{q['error_kind']}: {q['message']}" for q in quarantined[:5])
-        )
-    assert not problems, "\n".join(problems)
+    verdicts.job_verdict(spec.group, spec.shows, job_tables)
