@@ -12,7 +12,12 @@ PKG = SRC / "groupwatch"
 #: Development tooling, its own package: it may import groupwatch, groupwatch never imports it.
 DEV = "groupwatch_dev"
 DEV_PKG = SRC / DEV
-TOOLING = ("groupwatch_dev.broker", "groupwatch_dev.demo", "groupwatch_dev.scenarios")
+TOOLING = (
+    "groupwatch_dev.broker",
+    "groupwatch_dev.demo",
+    "groupwatch_dev.member_host",
+    "groupwatch_dev.scenarios",
+)
 #: Where the job starts: the ``groupwatch run`` command and every module of the Spark layer.
 JOB_ROOTS = ("groupwatch.job.command", "groupwatch.job.runner")
 
@@ -143,8 +148,9 @@ LAYERS: dict[str, int] = {
     "config_command": 10,
     "cli": 11,
 }
-#: groupwatch_dev's own order: the demo drives the broker and the scenario library.
-DEV_LAYERS: dict[str, int] = {"broker": 12, "scenarios": 12, "demo": 13}
+#: groupwatch_dev's own order: the demo drives the broker, the scenario library and the Java
+#: member host (which the modern-group tests drive too).
+DEV_LAYERS: dict[str, int] = {"broker": 12, "scenarios": 12, "member_host": 12, "demo": 13}
 assert set(DEV_LAYERS) == {t.split(".")[1] for t in TOOLING}
 
 
