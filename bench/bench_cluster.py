@@ -19,8 +19,10 @@ leaves it running). Tables and checkpoints of each run go to a temporary folder 
   ``--commit-rate`` commits/s and ``--rebalance-rate`` rebalances/s (``--storm-size`` more every
   ``--storm-every`` s) for ``--live-seconds``; lag (topic end offsets minus the end offsets of
   the job's last batch) sampled every ``--sample-seconds``; bounded when it does not grow over
-  the second half of the run. ``--search`` multiplies both rates by ``--search-factor`` after
-  each bounded step, until a step's lag grows or the producer falls behind.
+  the second half of the run and ends within max(30 s, 3 slowest batches) of traffic
+  (undetermined with fewer than 5 batches in the run, or when the producer fell behind).
+  ``--search`` multiplies both rates by ``--search-factor`` after each bounded step, until a
+  step is not.
 * latency: the caught-up job on a 1 s trigger, ``--latency-rate`` commits/s (and
   ``--latency-rebalance-rate`` rebalances/s) in the background; records of new groups with an
   ``assignment_overlap`` are produced one at a time, timed until the finding is readable in
@@ -67,7 +69,6 @@ from bench_job import (  # noqa: E402
     flush_batch_log,
     load_text,
     log,
-    make_job,
     overlap_record,
     produce,
     run_baseline,
@@ -89,6 +90,8 @@ BROKER_NAME = "cluster-bench"
 #: Groups the benchmark itself adds to the topic (latency probes) or the check uses.
 PROBE_PREFIXES = ("latency-", "control-")
 SEVERITIES = ("critical", "error", "warning", "info")
+#: A live step needs this many batches for its lag trend to mean anything.
+MIN_BATCHES = 5
 
 
 def local_broker_class() -> Any:
@@ -341,6 +344,23 @@ def newest_states(cfg: config_mod.Config) -> dict[str, str]:
 
 
 # -- the job and its lag ------------------------------------------------------------------------
+def make_job(spark: Any, cfg: config_mod.Config) -> Any:
+    """bench_job's timed job, with two more steps clocked apart from the source read: the
+    check whether a batch read everything, and the look-up of groups due by stream time."""
+    from bench_job import _timed_job_class
+
+    timed = _timed_job_class()
+
+    class ClusterJob(timed):  # type: ignore[misc, valid-type]
+        def _caught_up(self, *args: Any) -> Any:
+            return self._clock("caught-up check", super()._caught_up, *args)
+
+        def _due_groups(self, *args: Any) -> Any:
+            return self._clock("due groups look-up", super()._due_groups, *args)
+
+    return ClusterJob.from_config(spark, cfg)
+
+
 class LagProbe:
     """Topic end offsets against the end offsets of the job's last completed batch."""
 
@@ -559,10 +579,22 @@ def live_step(
     growth = slope(second_half)
     lags = [lag for _, lag, _ in samples]
     # Bounded: over the second half the lag grows by less than 2% of the production rate, and
-    # the lag at the end of production is under 30 s of traffic.
-    bounded = growth <= 0.02 * max(rate, 1.0) and lag_at_end <= 30 * max(rate, 1.0)
+    # the lag at the end of production is at most what three of the step's slowest batches (or
+    # 30 s, if more) let in. The lag is a saw tooth (it grows during a batch, drops when the
+    # batch ends): with fewer than MIN_BATCHES batches in the run its trend says nothing, and
+    # the step is undetermined (None).
     behind = float(done.get("behind_max_s", 0.0))
     batches = job.batch_seconds[batches_before:]
+    allowed_s = max(30.0, 3 * pct(batches, 0.95)) if batches else 30.0
+    per_s = max(rate, 1.0)
+    bounded: bool | None = growth <= 0.02 * per_s and lag_at_end <= allowed_s * per_s
+    if behind >= 5.0:
+        bounded, verdict = None, "producer fell behind"
+    elif len(batches) < MIN_BATCHES:
+        bounded = None
+        verdict = f"undetermined: {len(batches)} batch(es) in the run, fewer than {MIN_BATCHES}"
+    else:
+        verdict = "bounded" if bounded else "NOT bounded"
     result = {
         "commit_rate": commit_rate,
         "rebalance_rate": rebalance_rate,
@@ -577,9 +609,13 @@ def live_step(
         "lag_max": max(lags, default=0),
         "lag_mean": round(statistics.fmean(lags), 1) if lags else 0.0,
         "lag_at_end": lag_at_end,
+        "lag_at_end_s": round(lag_at_end / per_s, 1),
+        "lag_max_s": round(max(lags, default=0) / per_s, 1),
+        "lag_allowed_s": round(allowed_s, 1),
         "lag_growth_per_s": round(growth, 2),
         "drain_s": None if drained is None else round(drained, 1),
-        "bounded": bool(bounded and behind < 5.0),
+        "bounded": bounded,
+        "verdict": verdict,
         "producer_kept_up": behind < 5.0,
         "batches": len(batches),
         "batch_p50_s": round(statistics.median(batches), 2) if batches else None,
@@ -964,18 +1000,18 @@ def main() -> int:
                         steps_done.append(step)
                         log(
                             f"{label}: {step['records']:,} records at {step['rate']:,.0f}/s; lag "
-                            f"max {step['lag_max']:,}, at end {step['lag_at_end']:,}, growth "
+                            f"max {step['lag_max']:,} ({step['lag_max_s']}s of traffic), at end "
+                            f"{step['lag_at_end']:,} ({step['lag_at_end_s']}s), growth "
                             f"{step['lag_growth_per_s']:+.1f}/s over the second half; drained "
                             f"in {step['drain_s']}s; batches {step['batches']} (p50 "
                             f"{step['batch_p50_s']}s, p95 {step['batch_p95_s']}s); "
-                            f"{'BOUNDED' if step['bounded'] else 'NOT bounded'}"
-                            + ("" if step["producer_kept_up"] else " (producer fell behind)")
+                            f"{step['verdict']}"
                         )
                         log(f"{label}: mean batch time by step (s): {step['mean_batch_steps_s']}")
                         emit_summary(
                             summary, {"bench": "live", "master": master, "step": n, **step}
                         )
-                        if args.search and not step["bounded"]:
+                        if args.search and step["bounded"] is not True:
                             break
                         if step["drain_s"] is None:
                             wait_caught_up(query, probe, 600)
@@ -990,11 +1026,15 @@ def main() -> int:
                                 "highest_bounded_commit_rate": max(
                                     (s["commit_rate"] for s in ok), default=None
                                 ),
-                                "first_unbounded": next(
+                                "stopped_at": next(
                                     (
-                                        {"commit_rate": s["commit_rate"], "rate": s["rate"]}
+                                        {
+                                            "commit_rate": s["commit_rate"],
+                                            "rate": s["rate"],
+                                            "verdict": s["verdict"],
+                                        }
                                         for s in steps_done
-                                        if not s["bounded"]
+                                        if s["bounded"] is not True
                                     ),
                                     None,
                                 ),
