@@ -105,7 +105,7 @@ from groupwatch.protocol import (  # noqa: E402
 )
 
 #: Bump when the generator changes: the manifest hash then names a new topic.
-MODEL_VERSION = 1
+MODEL_VERSION = 2
 MANIFEST_DIR = ROOT / ".groupwatch" / "bench"
 DEFAULT_GROUPS = 10_000
 DAY_MS = 86_400_000
@@ -610,6 +610,13 @@ class ClusterModel:
                 chosen[t.name] = t
         want = size * rng.uniform(1.0, 2.0) if size > 10 else size
         pool = big if size > 10 and big else self.topics
+        if size >= 1000:
+            # Few, large topics: every member lists every topic in its subscription and, with
+            # range, owns partitions of most of them; the group's record must stay under the
+            # broker's 1 MB message limit.
+            largest = [t for t in big if t.partitions >= 300]
+            pool = largest if len(largest) >= 3 else pool
+            want = size * rng.uniform(1.0, 1.3)
         while sum(t.partitions for t in chosen.values()) < want and len(chosen) < 12:
             t = rng.choice(pool)
             chosen[t.name] = t
@@ -652,6 +659,19 @@ def _bucket_order(name: str) -> int:
     return ("1", "2-10", "11-99", "100-500", "1000+").index(name)
 
 
+#: The broker's default ``message.max.bytes`` (1 MB and a batch header).
+MAX_RECORD_BYTES = 1_000_000
+
+
+def _fits(group: Group, value: bytes | None) -> bytes | None:
+    if value is not None and len(value) > MAX_RECORD_BYTES:
+        raise ValueError(
+            f"{group.name} ({group.size} members, {len(group.topics)} topics): a record of "
+            f"{len(value):,} bytes, over the broker's limit"
+        )
+    return value
+
+
 class Traffic:
     """Rebalances and offset commits after the compacted history, deterministic by count:
     rebalance number k always hits the same group, so a later process replays the first k
@@ -687,7 +707,7 @@ class Traffic:
     def rebalance(self, ts: int) -> list[Record]:
         g = self.model.groups[self.order[self.rebalances % len(self.order)]]
         self.rebalances += 1
-        return [(k, v, g.partition, ts) for k, v in g.rebalance(ts)]
+        return [(k, _fits(g, v), g.partition, ts) for k, v in g.rebalance(ts)]
 
     def commit_value(self, g: Group, topic: Topic, n: int) -> bytes:
         if not isinstance(g, ModernGroup):
@@ -743,7 +763,7 @@ def history(model: ClusterModel, end_ms: int, traffic: Traffic | None = None) ->
     for i, g in enumerate(groups):
         ts = int(gm_start + i * step)
         for key, value in g.latest(ts):
-            yield key, value, g.partition, ts
+            yield key, _fits(g, value), g.partition, ts
     model.settled = True
     traffic = traffic or Traffic(model, model.params.seed)
     commits = model.describe()["records"]["history_commits"]
@@ -1136,7 +1156,12 @@ def check(params: Params, live_events: int, dump: Path | None) -> int:
             "groups": len(model.groups),
             "groups_by_kind": dict(sorted(Counter(g.kind for g in model.groups).items())),
             "live_rebalances": live_events,
-            "records_per_live_rebalance": dict(sorted(rounds.items())),
+            "records_per_live_rebalance": {
+                "one": rounds[1],
+                "more": live_events - rounds[1],
+                "mean": round(sum(k * n for k, n in rounds.items()) / max(1, live_events), 1),
+                "max": max(rounds, default=0),
+            },
         },
         {g.name for g in model.groups},
     )
