@@ -18,9 +18,10 @@ leaves it running). Tables and checkpoints of each run go to a temporary folder 
   catch-up run of its own), on a 1 s trigger while ``cluster_model.py live`` produces
   ``--commit-rate`` commits/s and ``--rebalance-rate`` rebalances/s (``--storm-size`` more every
   ``--storm-every`` s) for ``--live-seconds``; lag (topic end offsets minus the end offsets of
-  the job's last batch) sampled every ``--sample-seconds``; bounded when it does not grow over
-  the second half of the run and ends within max(30 s, 3 slowest batches) of traffic
-  (undetermined with fewer than 5 batches in the run, or when the producer fell behind).
+  the job's last batch) sampled every ``--sample-seconds``; bounded when it ends within
+  max(30 s, 3 slowest batches) of traffic and its trend over the second half of the run adds
+  less than a quarter of that (undetermined with fewer than 5 batches in the run, or when the
+  producer fell behind).
   ``--search`` multiplies both rates by ``--search-factor`` after each bounded step, until a
   step is not.
 * latency: the caught-up job on a 1 s trigger, ``--latency-rate`` commits/s (and
@@ -578,16 +579,17 @@ def live_step(
     second_half = [(t, float(lag)) for t, lag, _ in samples if t >= seconds / 2]
     growth = slope(second_half)
     lags = [lag for _, lag, _ in samples]
-    # Bounded: over the second half the lag grows by less than 2% of the production rate, and
-    # the lag at the end of production is at most what three of the step's slowest batches (or
-    # 30 s, if more) let in. The lag is a saw tooth (it grows during a batch, drops when the
-    # batch ends): with fewer than MIN_BATCHES batches in the run its trend says nothing, and
-    # the step is undetermined (None).
+    # Bounded: the lag at the end of production is at most what three of the step's slowest
+    # batches (or 30 s, if more) let in, and its trend over the second half (least squares)
+    # adds less than a quarter of that there. The lag is a saw tooth (it grows during a batch,
+    # drops when the batch ends): with fewer than MIN_BATCHES batches in the run its trend says
+    # nothing, and the step is undetermined (None).
     behind = float(done.get("behind_max_s", 0.0))
     batches = job.batch_seconds[batches_before:]
     allowed_s = max(30.0, 3 * pct(batches, 0.95)) if batches else 30.0
     per_s = max(rate, 1.0)
-    bounded: bool | None = growth <= 0.02 * per_s and lag_at_end <= allowed_s * per_s
+    added = growth * seconds / 2
+    bounded: bool | None = lag_at_end <= allowed_s * per_s and added <= allowed_s * per_s / 4
     if behind >= 5.0:
         bounded, verdict = None, "producer fell behind"
     elif len(batches) < MIN_BATCHES:
