@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_cluster.py [--bench startup,live,latency,memory]
         [--groups 10000] [--seed 1] [--reuse | --no-reuse] [--master local[2]]
-        [--commit-rate 1000] [--rebalance-rate 1] [--storm-size 0] [--storm-every 60]
+        [--commit-rate 1000] [--rebalance-rate 1] [--storm SIZE[/EVERY]]
         [--live-seconds 600] [--search] [--latency-rate 1000] [--latency-samples 20]
 
 The model's history (compacted group metadata and offset commits of ``--groups`` healthy groups
@@ -16,8 +16,8 @@ leaves it running). Tables and checkpoints of each run go to a temporary folder 
   start with a fresh Delta root; throughput ratio job / raw copy; findings by severity.
 * live: the job, caught up on the history (the startup run's tables and checkpoint, or a
   catch-up run of its own), on a 1 s trigger while ``cluster_model.py live`` produces
-  ``--commit-rate`` commits/s and ``--rebalance-rate`` rebalances/s (``--storm-size`` more every
-  ``--storm-every`` s) for ``--live-seconds``; lag (topic end offsets minus the end offsets of
+  ``--commit-rate`` commits/s and ``--rebalance-rate`` rebalances/s (``--storm SIZE/EVERY``:
+  SIZE more every EVERY s) for ``--live-seconds``; lag (topic end offsets minus the end offsets of
   the job's last batch) sampled every ``--sample-seconds``; bounded when it ends within
   max(30 s, 3 slowest batches) of traffic and its trend over the second half of the run adds
   less than a quarter of that (undetermined with fewer than 5 batches in the run, or when the
@@ -78,8 +78,10 @@ from bench_job import (  # noqa: E402
     state_report,
 )
 from cluster_model import (  # noqa: E402
+    add_storm_arguments,
     groups_path,
     read_manifest,
+    storm_of,
     topic_end_offsets,
     write_manifest,
 )
@@ -841,8 +843,7 @@ def main() -> int:
     ap.add_argument("--max-offsets-per-trigger", type=int, default=0, help="startup runs")
     ap.add_argument("--commit-rate", type=float, default=1000.0)
     ap.add_argument("--rebalance-rate", type=float, default=1.0)
-    ap.add_argument("--storm-size", type=int, default=0, help="rebalances per burst (0: none)")
-    ap.add_argument("--storm-every", type=float, default=60.0)
+    add_storm_arguments(ap)
     ap.add_argument("--live-seconds", type=float, default=600.0)
     ap.add_argument("--sample-seconds", type=float, default=5.0)
     ap.add_argument("--drain-seconds", type=float, default=120.0)
@@ -855,6 +856,7 @@ def main() -> int:
     ap.add_argument("--latency-warmup", type=int, default=2)
     ap.add_argument("--latency-interval", type=float, default=3.0)
     args = ap.parse_args()
+    args.storm_size, args.storm_every = storm_of(args)
     benches = {b.strip() for b in args.bench.split(",") if b.strip()}
     unknown = benches - {"startup", "live", "latency", "memory"}
     if unknown:

@@ -6,7 +6,7 @@
     .venv/bin/python bench/cluster_model.py produce --bootstrap HOST:PORT [--groups 10000]
         [--tail-generations N] [--tail-commits N] [--no-reuse]
     .venv/bin/python bench/cluster_model.py live --manifest FILE --bootstrap HOST:PORT
-        --seconds 60 --commit-rate 2000 --rebalance-rate 2 [--storm-size 200 --storm-every 60]
+        --seconds 60 --commit-rate 2000 --rebalance-rate 2 [--storm 200/60]
 
 The model (seedable, ``--seed``): ``--groups`` groups with a skewed size mix (most 1-10 members,
 about 13% 11-99, 2.7% 100-500, 0.3% 1,000-2,000), of six kinds: classic consumer groups on the
@@ -31,7 +31,8 @@ Its ``__consumer_offsets`` history, in offset order, as a compacted log leaves i
 
 Live traffic (``live``): offset commits at ``--commit-rate`` per second (a random
 group-topic-partition, weighted by partitions) and rebalances at ``--rebalance-rate`` per second,
-plus bursts of ``--storm-size`` rebalances every ``--storm-every`` seconds. A rebalance replaces
+plus bursts of ``--storm-size`` rebalances every ``--storm-every`` seconds (``--storm SIZE/EVERY``
+for short). A rebalance replaces
 one member of a group (the oldest leaves, a new one joins; a cooperative group whose assignor
 withholds partitions gets its follow-up generation in the same burst). Groups take turns in a
 fixed random order, so no group rebalances more than once per ``--groups`` rebalances: rates
@@ -1064,6 +1065,33 @@ def live(
     return result
 
 
+def storm_argument(text: str) -> tuple[int, float]:
+    """``--storm SIZE[/EVERY]``: SIZE rebalances at once every EVERY seconds (default 60)."""
+    size, _, every = text.partition("/")
+    try:
+        parsed = int(size), float(every.rstrip("s") or 60)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SIZE[/EVERY], e.g. 200/60") from None
+    if parsed[0] < 0 or parsed[1] <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: SIZE >= 0 and EVERY > 0")
+    return parsed
+
+
+def add_storm_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--storm-size", type=int, default=0, help="rebalances per burst (0: none)")
+    ap.add_argument("--storm-every", type=float, default=60.0, help="seconds between bursts")
+    ap.add_argument(
+        "--storm",
+        type=storm_argument,
+        metavar="SIZE[/EVERY]",
+        help="bursts of SIZE rebalances every EVERY s (60); sets both options above",
+    )
+
+
+def storm_of(args: argparse.Namespace) -> tuple[int, float]:
+    return args.storm if args.storm is not None else (args.storm_size, args.storm_every)
+
+
 def emit(doc: dict[str, Any]) -> None:
     print(json.dumps(doc), flush=True)
 
@@ -1336,8 +1364,7 @@ def main(argv: list[str] | None = None) -> int:
     live_ap.add_argument("--seconds", type=float, default=60.0)
     live_ap.add_argument("--commit-rate", type=float, default=1000.0)
     live_ap.add_argument("--rebalance-rate", type=float, default=1.0)
-    live_ap.add_argument("--storm-size", type=int, default=0)
-    live_ap.add_argument("--storm-every", type=float, default=60.0)
+    add_storm_arguments(live_ap)
     args = ap.parse_args(argv)
 
     if args.action == "describe":
@@ -1362,8 +1389,7 @@ def main(argv: list[str] | None = None) -> int:
         args.seconds,
         args.commit_rate,
         args.rebalance_rate,
-        args.storm_size,
-        args.storm_every,
+        *storm_of(args),
     )
     return 0
 
