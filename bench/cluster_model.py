@@ -1,7 +1,7 @@
 """A cluster model for the benchmarks: ``__consumer_offsets`` of ~10,000 healthy groups.
 
     .venv/bin/python bench/cluster_model.py describe [--groups 10000] [--seed 1]
-    .venv/bin/python bench/cluster_model.py check [--groups 200] [--live-events 2000]
+    .venv/bin/python bench/cluster_model.py check [--groups 200] [--live-events 1000]
         [--dump FILE.jsonl]
     .venv/bin/python bench/cluster_model.py produce --bootstrap HOST:PORT [--groups 10000]
         [--tail-generations N] [--tail-commits N] [--no-reuse]
@@ -618,9 +618,20 @@ class ClusterModel:
             largest = [t for t in big if t.partitions >= 300]
             pool = largest if len(largest) >= 3 else pool
             want = size * rng.uniform(1.0, 1.3)
+        misses = 0
         while sum(t.partitions for t in chosen.values()) < want and len(chosen) < 12:
             t = rng.choice(pool)
-            chosen[t.name] = t
+            if t.name not in chosen:
+                chosen[t.name] = t
+                misses = 0
+                continue
+            misses += 1
+            if misses >= 1000:
+                # Every topic of the pool is taken (a small model): any topic will do, and
+                # when those are taken too the group makes do with what it has.
+                if pool is self.topics:
+                    break
+                pool, misses = self.topics, 0
         return tuple(chosen.values())
 
     # -- counts ------------------------------------------------------------------------------
@@ -1162,11 +1173,13 @@ def check(params: Params, live_events: int, dump: Path | None) -> int:
     traffic = Traffic(model, params.seed)
     records: list[Record] = list(history(model, end_ms, traffic))
     # Live traffic after the tail: rebalances with commits in between, a group never more
-    # often than once per len(groups) rebalances, 200 ms apart.
+    # often than once per len(groups) rebalances, 200 ms apart (more in a small model: at most
+    # 10 generations of a group in 5 minutes, half the rebalance_storm threshold).
+    step_ms = max(200, STORM_WINDOW_S * 1000 // (10 * len(model.groups)))
     ts = end_ms
     rounds: Counter[int] = Counter()
     for _ in range(live_events):
-        ts += 200
+        ts += step_ms
         batch = traffic.rebalance(ts)
         rounds[len(batch)] += 1
         records += batch
