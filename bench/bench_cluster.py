@@ -98,11 +98,9 @@ MIN_BATCHES = 5
 
 
 def local_broker_class() -> Any:
-    """The local broker helper, wherever the development tooling keeps it."""
-    try:
-        from groupwatch_dev.broker import LocalBroker
-    except ImportError:
-        from groupwatch.broker import LocalBroker  # type: ignore[no-redef]
+    """The local broker helper of the development tooling."""
+    from groupwatch_dev.broker import LocalBroker
+
     return LocalBroker
 
 
