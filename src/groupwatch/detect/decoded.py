@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from groupwatch.assignor import TopicPartition
-from groupwatch.detect.events import DEFAULT_TOPIC, ContractError, member_state
+from groupwatch.detect.events import DEFAULT_TOPIC, ContractError, error_line, member_state
 from groupwatch.detect.findings import Source
 from groupwatch.detect.model import (
     Event,
@@ -86,10 +86,9 @@ def _error_text(error: Any) -> str | None:
     if error is None:
         return None
     if isinstance(error, Mapping):
-        kind = error.get("kind") or "error"
-        path = error.get("field_path")
-        message = error.get("message") or ""
-        return f"{kind} at {path}: {message}" if path else f"{kind}: {message}"
+        return error_line(
+            error.get("kind") or "error", error.get("field_path"), error.get("message") or ""
+        )
     return str(error)
 
 

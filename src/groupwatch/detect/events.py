@@ -102,13 +102,13 @@ def member_state(
     )
 
 
-def error_text(error: DecodeError | None) -> str | None:
+def error_line(kind: str, field_path: str | None, message: str) -> str:
     """A member's decode error in one line (the ``member_assignments`` table's wording)."""
-    if error is None:
-        return None
-    if error.field_path:
-        return f"{error.kind} at {error.field_path}: {error.message}"
-    return f"{error.kind}: {error.message}"
+    return f"{kind} at {field_path}: {message}" if field_path else f"{kind}: {message}"
+
+
+def error_text(error: DecodeError | None) -> str | None:
+    return None if error is None else error_line(error.kind, error.field_path, error.message)
 
 
 def _pairs(tps: Sequence[TopicPartitions]) -> tuple[TopicPartition, ...]:
