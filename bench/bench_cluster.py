@@ -63,10 +63,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_job import (  # noqa: E402
     Backlog,
+    await_finding,
     bench_config,
     coordinator_partition,
     create_mirror,
-    finding_groups,
     flush_batch_log,
     load_text,
     log,
@@ -671,18 +671,7 @@ def latency_run(
             )
             probes += 1
             acked = time.monotonic() - sent
-            deadline = sent + 300
-            while True:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"no finding for {group} within 300 s")
-                if query.exception() is not None:
-                    raise RuntimeError(f"the query failed: {query.exception()}")
-                table.update_incremental()
-                if table.version() != version:
-                    version = table.version()
-                    if group in finding_groups(path, "assignment_overlap"):
-                        break
-                time.sleep(0.05)
+            version = await_finding(table, path, group, version, sent + 300, query)
             latency = time.monotonic() - sent
             label = (
                 "warm-up"

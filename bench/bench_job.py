@@ -556,6 +556,25 @@ def finding_groups(path: str, kind: str) -> set[str]:
     }
 
 
+def await_finding(
+    table: Any, path: str, group: str, version: int, deadline: float, query: Any = None
+) -> int:
+    """Poll the findings table (every 50 ms, on each new version) until ``group`` has an
+    ``assignment_overlap``; returns the table version it was read at.  Raises past ``deadline``
+    (``time.monotonic()``) or when ``query`` has failed."""
+    while True:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no finding for {group} by the deadline")
+        if query is not None and query.exception() is not None:
+            raise RuntimeError(f"the query failed: {query.exception()}")
+        table.update_incremental()
+        if table.version() != version:
+            version = table.version()
+            if group in finding_groups(path, "assignment_overlap"):
+                return int(version)
+        time.sleep(0.05)
+
+
 def run_latency(
     spark: Any,
     bootstrap: str,
@@ -597,16 +616,7 @@ def run_latency(
                 timeout=30
             )
             acked = time.monotonic() - sent
-            deadline = sent + 120
-            while True:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"no finding for {group} within 120 s")
-                table.update_incremental()
-                if table.version() != version:
-                    version = table.version()
-                    if group in finding_groups(path, "assignment_overlap"):
-                        break
-                time.sleep(0.05)
+            version = await_finding(table, path, group, version, sent + 120)
             latency = time.monotonic() - sent
             label = "warm-up" if i < warmup else f"sample {i - warmup + 1}/{samples}"
             log(f"  {label}: {latency:.2f}s (produce ack {acked * 1000:.0f} ms)")
