@@ -61,6 +61,10 @@ class DeltaConfig:
     """Where the Delta tables live: one folder per table under ``root``."""
 
     root: str = ".groupwatch/delta"
+    #: A batch's writes of up to this many rows in all go through the driver with delta-rs
+    #: (milliseconds per commit instead of Spark's seconds); larger batches, and tables not on
+    #: a local or shared file system, are written by Spark.  0 = always Spark.
+    driver_write_rows: int = 200_000
 
 
 @dataclass(frozen=True)

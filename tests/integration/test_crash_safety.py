@@ -6,6 +6,11 @@ The input is the whole scenario library (findings, quarantined garbage, ownershi
 offset commits, tombstones) in a mirror topic, read a few records per micro-batch so that the
 kills land between and inside batches. The random seed is printed; set GROUPWATCH_CRASH_SEED
 to replay a run.
+
+The clean run's tables are all written by Spark (``delta.driver_write_rows=0``); the killed
+runs write a batch of few rows from the driver with delta-rs and a larger one by Spark, so the
+comparison also holds the two writers to the same rows, and their shared transaction ids to
+exactly once when a replay takes the other writer than the first attempt.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -45,7 +51,12 @@ def mirror(broker: str) -> dict[str, int]:
     return {t: n for doc in docs for t, n in (doc.get("partitions") or {}).items()}
 
 
-def _command(broker: str, root: Path, counts: dict[str, int]) -> list[str]:
+#: The killed runs' ``delta.driver_write_rows``: about half of this input's batches have more
+#: rows (member rows and ownership intervals of a few generations), half fewer.
+MIXED_WRITES = 12
+
+
+def _command(broker: str, root: Path, counts: dict[str, int], driver_write_rows: int) -> list[str]:
     exe = Path(sys.executable).parent / "groupwatch"
     settings = [
         f"source.bootstrap_servers={broker}",
@@ -53,6 +64,7 @@ def _command(broker: str, root: Path, counts: dict[str, int]) -> list[str]:
         # About a dozen micro-batches over the 62 records.
         "source.max_offsets_per_trigger=5",
         f"delta.root={root / 'delta'}",
+        f"delta.driver_write_rows={driver_write_rows}",
         f"checkpoint.root={root / 'checkpoints'}",
         "validation.every_n_batches=3",
         "job.state_maintenance_every_n_batches=4",
@@ -96,6 +108,19 @@ def _table(root: Path, name: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=repr))
 
 
+def _writers(root: Path) -> set[str]:
+    """The engines (Spark, delta-rs) that made the batches' own commits, those carrying the
+    job's transaction id (state maintenance has its own), to any of the tables."""
+    engines = set()
+    for name in TABLES:
+        for commit in (root / "delta" / name / "_delta_log").glob("*.json"):
+            actions = [json.loads(line) for line in commit.read_text().splitlines()]
+            if any(a.get("txn", {}).get("appId") == "groupwatch-job" for a in actions):
+                info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+                engines.add(re.split(r"[:/]", info["engineInfo"])[0])
+    return engines
+
+
 def test_sigkill_mid_stream_then_restart_equals_a_clean_run(
     broker: str, mirror: dict[str, int], tmp_path: Path
 ) -> None:
@@ -105,13 +130,14 @@ def test_sigkill_mid_stream_then_restart_equals_a_clean_run(
 
     clean, crashed = tmp_path / "clean", tmp_path / "crashed"
     log = tmp_path / "job.log"
-    _finish(_start(_command(broker, clean, mirror), log), log)
+    _finish(_start(_command(broker, clean, mirror, 0), log), log)
+    assert _writers(clean) == {"Apache-Spark"}
     total = _batches_started(clean)
     assert total >= 8, f"expected many small batches, got {total}"
 
     kills = 0
     while kills < KILLS:
-        proc = _start(_command(broker, crashed, mirror), log)
+        proc = _start(_command(broker, crashed, mirror, MIXED_WRITES), log)
         # Wait for a batch to begin (its offsets are logged before it runs), then kill at a
         # random moment inside it or the next one.
         begun = _batches_started(crashed)
@@ -127,9 +153,10 @@ def test_sigkill_mid_stream_then_restart_equals_a_clean_run(
         kills += 1
         print(f"kill {kills} during batch {_batches_started(crashed) - 1} of {total}")
     assert kills >= 2, "the job finished before it could be killed twice"
-    _finish(_start(_command(broker, crashed, mirror), log), log)
+    _finish(_start(_command(broker, crashed, mirror, MIXED_WRITES), log), log)
 
     assert _batches_started(crashed) == total
+    assert _writers(crashed) == {"Apache-Spark", "delta-rs"}
     for name in TABLES:
         expected, actual = _table(clean, name), _table(crashed, name)
         assert len(actual) == len(expected), name

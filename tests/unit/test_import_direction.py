@@ -141,6 +141,7 @@ LAYERS: dict[str, int] = {
     "config_cli": 5,
     "processing": 6,
     "deltaread": 7,
+    "deltawrite": 8,
     "notify": 8,
     "spark": 9,
     "dashboard": 9,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import tables
+from groupwatch import deltawrite, tables
 from groupwatch.config import Config
 from groupwatch.spark import keys, sinks
 
@@ -28,8 +28,10 @@ def merge_commits(
 ) -> Column | None:
     """Aggregate the batch's offset commits per (group, topic) and MERGE them into
     ``group_offsets``; returns a condition matching the commits whose keys are malformed
-    (``None`` if there are none), which go to Python to be decoded and quarantined."""
-    from delta.tables import DeltaTable
+    (``None`` if there are none), which go to Python to be decoded and quarantined.
+
+    Aggregated, a batch has one row per (group, topic) it commits to: from the driver with
+    delta-rs up to ``delta.driver_write_rows`` of them, by Spark above."""
     from pyspark.sql import functions as F
 
     key = F.col("key")
@@ -52,29 +54,10 @@ def merge_commits(
         .persist()
     )
     try:
-        wellformed = F.col("group").isNotNull() & F.col("topic").isNotNull()
-        table = tables.GROUP_OFFSETS
-        target = DeltaTable.forPath(spark, config.table_path(table.name))
-        merge = (
-            target.alias("t")
-            .merge(
-                sinks.conform(aggregated.where(wellformed), table).alias("s"),
-                "t.group = s.group AND t.topic = s.topic",
-            )
-            .whenMatchedUpdate(
-                set={
-                    "max_partition": "greatest(t.max_partition, s.max_partition)",
-                    "commits": "t.commits + s.commits",
-                    "last_commit_time": "greatest(t.last_commit_time, s.last_commit_time)",
-                }
-            )
-            .whenNotMatchedInsertAll()
-        )
-        with sinks.commit_note(spark, batch_note(batch_id)):
-            sinks.run_once(spark, merge.execute, sinks.APP_ID, batch_id)
-        # Malformed keys are rare: their prefixes come to the driver, and the rows they
-        # stand for are picked out of the persisted batch by the caller.
-        bad = [r["prefix"] for r in aggregated.where(~wellformed).select("prefix").collect()]
+        if sinks.on_driver(config, aggregated.count()):
+            bad = _merge_on_driver(config, aggregated, batch_id)
+        else:
+            bad = _merge_by_spark(spark, config, aggregated, batch_id)
     finally:
         aggregated.unpersist()
     if not bad:
@@ -85,6 +68,63 @@ def merge_commits(
     if known:
         malformed = malformed | prefix.isin(*known)
     return F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) & malformed
+
+
+#: How a (group, topic)'s running totals take a batch's aggregate, as SQL over the table (t)
+#: and the batch (s); the same for Spark's MERGE and delta-rs's.
+_UPDATE = {
+    "max_partition": "greatest(t.max_partition, s.max_partition)",
+    "commits": "t.commits + s.commits",
+    "last_commit_time": "greatest(t.last_commit_time, s.last_commit_time)",
+}
+
+
+def _merge_by_spark(
+    spark: SparkSession, config: Config, aggregated: DataFrame, batch_id: int
+) -> list[bytes | None]:
+    """MERGE the well-formed aggregates with Spark; the prefixes of the malformed ones."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    wellformed = F.col("group").isNotNull() & F.col("topic").isNotNull()
+    table = tables.GROUP_OFFSETS
+    target = DeltaTable.forPath(spark, config.table_path(table.name))
+    merge = (
+        target.alias("t")
+        .merge(
+            sinks.conform(aggregated.where(wellformed), table).alias("s"),
+            "t.group = s.group AND t.topic = s.topic",
+        )
+        .whenMatchedUpdate(set=dict(_UPDATE))
+        .whenNotMatchedInsertAll()
+    )
+    with sinks.commit_note(spark, batch_note(batch_id)):
+        sinks.run_once(spark, merge.execute, sinks.APP_ID, batch_id)
+    # Malformed keys are rare: their prefixes come to the driver, and the rows they
+    # stand for are picked out of the persisted batch by the caller.
+    return [r["prefix"] for r in aggregated.where(~wellformed).select("prefix").collect()]
+
+
+def _merge_on_driver(config: Config, aggregated: DataFrame, batch_id: int) -> list[bytes | None]:
+    """The same MERGE from the driver with delta-rs (:mod:`groupwatch.deltawrite`)."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    rows = aggregated.toArrow()
+    wellformed = pc.and_(pc.is_valid(rows.column("group")), pc.is_valid(rows.column("topic")))
+    table = tables.GROUP_OFFSETS
+    deltawrite.merge_once(
+        sinks.local_table(config, table),
+        table,
+        rows.filter(wellformed),
+        sinks.APP_ID,
+        batch_id,
+        on=("group", "topic"),
+        update=_UPDATE,
+        null_safe=False,
+        note=batch_note(batch_id),
+    )
+    bad: list[bytes | None] = rows.filter(pc.invert(wellformed)).column("prefix").to_pylist()
+    return bad
 
 
 def version_before(spark: SparkSession, config: Config, batch_id: int) -> int:

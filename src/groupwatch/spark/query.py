@@ -236,8 +236,11 @@ class GroupwatchQuery:
         tally = self._tally(out)
         counts = dict(tally.counts)
         self._last_quarantine = dict(tally.quarantine)
+        collected = None
+        if sinks.on_driver(self.config, sum(counts.values())):
+            collected = writes.collect(out)
         if counts.get(tables.FINDINGS.name):
-            writes.write_findings(self.spark, self.config, out, batch_id)
+            writes.write_findings(self.spark, self.config, out, batch_id, collected)
         rows = writes.batch_rows(out)
         if self.validator is not None and batch_id % self.validate_every == 0:
             extra = self._validate(
@@ -249,9 +252,11 @@ class GroupwatchQuery:
                 rows = writes.BatchRows(
                     rows.snapshots, rows.members, rows.quarantine.unionByName(extra)
                 )
+                if collected is not None and rejected:
+                    collected = writes.collected_quarantine(collected, extra)
                 counts["quarantine"] = counts.get("quarantine", 0) + rejected
                 self._last_quarantine["validate"] = rejected
-        writes.write_tables(self.spark, self.config, out, rows, counts, batch_id)
+        writes.write_tables(self.spark, self.config, out, rows, counts, batch_id, collected)
         self._last_findings = batch_report.findings_by_severity(tally.findings)
         batch_report.count_findings(self.metrics, tally.findings)
         if self.notifier is not None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from groupwatch import locations
 from groupwatch.config import Config
 from groupwatch.tables import TABLES, Table
 
@@ -56,6 +58,25 @@ def _add_missing_columns(spark: SparkSession, path: str, table: Table) -> None:
             for c in missing
         )
         spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ({added})")
+
+
+def on_driver(config: Config, rows: int) -> bool:
+    """Whether a write of ``rows`` rows goes through the driver (``groupwatch.deltawrite``).
+
+    Only tables on a file system the driver sees (delta-rs is given no object-store
+    credentials), and only up to ``delta.driver_write_rows`` rows: the rows are collected to
+    the driver, which a catch-up batch of millions must not be.
+    """
+    limit = config.delta.driver_write_rows
+    return 0 < rows <= limit and locations.local_path(config.delta.root) is not None
+
+
+def local_table(config: Config, table: Table) -> Path:
+    """The local folder of a table whose root is on this machine's file system."""
+    path = locations.local_path(config.table_path(table.name))
+    if path is None:
+        raise ValueError(f"{table.name}: {config.table_path(table.name)} is not a local path")
+    return path
 
 
 def conform(df: DataFrame, table: Table) -> DataFrame:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groupwatch import tables
+from groupwatch import deltawrite, tables
 from groupwatch.config import Config
 from groupwatch.spark import sinks
 
@@ -166,6 +166,23 @@ def _details(cfg: Any, element_count: Any, unexpected_percent: Any, exception: A
     )
 
 
+def _write_results(
+    spark: SparkSession, config: Config, results: list[tuple[Any, ...]], batch_id: int
+) -> None:
+    """Append the batch's ``validation_results`` rows (from the driver when few enough)."""
+    table = tables.VALIDATION_RESULTS
+    if sinks.on_driver(config, len(results)):
+        import pyarrow as pa  # type: ignore[import-untyped]
+
+        names = table.column_names
+        rows = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in results])
+        path = sinks.local_table(config, table)
+        deltawrite.append_once(path, table, rows, sinks.APP_ID, batch_id)
+        return
+    frame = spark.createDataFrame(results, table.ddl)
+    sinks.append_once(frame, table, config, sinks.APP_ID, batch_id)
+
+
 def validate_batch(
     spark: SparkSession,
     config: Config,
@@ -225,8 +242,7 @@ def validate_batch(
             offenders += [(p, o, r.expectation, r.column, name) for p, o in r.offenders]
     if not results:
         return None
-    frame = spark.createDataFrame(results, tables.VALIDATION_RESULTS.ddl)
-    sinks.append_once(frame, tables.VALIDATION_RESULTS, config, sinks.APP_ID, batch_id)
+    _write_results(spark, config, results, batch_id)
     failed = [r for r in results if not r[3]]
     if failed:
         _job_log.warning(

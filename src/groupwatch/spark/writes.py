@@ -3,6 +3,10 @@
 The output (persisted by the caller) holds every table's rows (:mod:`groupwatch.spark.output`);
 :func:`tally` counts them in one Spark job, and only tables with rows are written.  Every write
 carries the batch's transaction id, so a replayed batch skips what its first attempt wrote.
+
+A batch small enough (``delta.driver_write_rows``, :func:`groupwatch.spark.sinks.on_driver`) is
+collected to the driver as Arrow (:func:`collect`) and written there with delta-rs
+(:mod:`groupwatch.deltawrite`), under the same transaction ids; larger ones by Spark.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from groupwatch import tables
+from groupwatch import deltawrite, tables
 from groupwatch.config import Config
 from groupwatch.spark import output, sinks
 
 if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import Column, DataFrame, SparkSession
 
 log = logging.getLogger("groupwatch.job")
@@ -87,13 +92,56 @@ def tally(out: DataFrame) -> Tally:
     return Tally(counts=counts, findings=findings, quarantine=stages)
 
 
-def write_findings(spark: SparkSession, config: Config, out: DataFrame, batch_id: int) -> None:
+#: A batch's output on the driver: table name -> its rows as Arrow (columns as declared).
+Collected = dict[str, "pa.Table"]
+
+
+def collect(out: DataFrame) -> Collected:
+    """The output's rows on the driver, one Arrow table per table that has rows.
+
+    One Spark job over the persisted output; each table's struct column is taken apart in
+    Arrow (a row whose table is another one has that struct null and is filtered out first).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    arrow = out.toArrow()
+    collected: Collected = {}
+    for table in output.OUTPUT_TABLES:
+        mine = arrow.filter(pc.equal(arrow.column("tbl"), table.name))
+        if mine.num_rows == 0:
+            continue
+        struct = mine.column(table.name).combine_chunks()
+        columns = dict(zip([f.name for f in struct.type], struct.flatten(), strict=True))
+        columns.update({c: mine.column(c) for c in output.RAW_COLUMNS if c in table.column_names})
+        collected[table.name] = pa.table(columns)
+    return collected
+
+
+def write_findings(
+    spark: SparkSession,
+    config: Config,
+    out: DataFrame,
+    batch_id: int,
+    collected: Collected | None = None,
+) -> None:
     """MERGE the output's findings (insert only) into ``findings``.
 
     Findings go first and alone: they are what alerts and on-call wait for, and every table's
     write is skipped on replay by its own transaction id, so the order of the writes does not
-    matter for exactly-once.
+    matter for exactly-once.  ``collected``: the output on the driver, written from there.
     """
+    if collected is not None:
+        table = tables.FINDINGS
+        deltawrite.merge_once(
+            sinks.local_table(config, table),
+            table,
+            collected[table.name],
+            sinks.APP_ID,
+            batch_id,
+            update=False,
+        )
+        return
     findings = table_rows(out, tables.FINDINGS)
     sinks.run_once(
         spark,
@@ -110,11 +158,18 @@ def write_tables(
     rows: BatchRows,
     counts: dict[str, int],
     batch_id: int,
+    collected: Collected | None = None,
 ) -> None:
     """Append snapshots, member assignments and quarantine rows, MERGE ownership intervals and
-    append the state versions: in turn, each table only if it has rows (state always)."""
+    append the state versions: in turn, each table only if it has rows (state always).
+
+    ``collected``: the output on the driver (with validation's quarantine rows), written from
+    there; ``rows`` are then not read."""
     from pyspark.sql import functions as F
 
+    if collected is not None:
+        _write_collected(config, collected, batch_id)
+        return
     writes: dict[str, Callable[[], object]] = {}
     for frame, table in (
         (rows.snapshots, tables.GROUP_SNAPSHOTS),
@@ -140,4 +195,59 @@ def write_tables(
         "batch %d: writes took %s",
         batch_id,
         ", ".join(f"{name} {s:.1f}s" for name, s in sorted(seconds.items())),
+    )
+
+
+def collected_quarantine(collected: Collected, extra: DataFrame) -> Collected:
+    """``collected`` with validation's quarantine rows (a Spark frame) added to its own."""
+    import pyarrow as pa
+
+    table = tables.QUARANTINE
+    more = deltawrite.conform(extra.toArrow(), table)
+    have = collected.get(table.name)
+    both = more if have is None else pa.concat_tables([deltawrite.conform(have, table), more])
+    return {**collected, table.name: both}
+
+
+def _write_collected(config: Config, collected: Collected, batch_id: int) -> None:
+    """The batch's tables written from the driver, in the order of the Spark path."""
+    import pyarrow as pa
+
+    writes: dict[str, Callable[[], object]] = {}
+    for table in (tables.GROUP_SNAPSHOTS, tables.MEMBER_ASSIGNMENTS, tables.QUARANTINE):
+        if collected.get(table.name) is not None:
+            writes[table.name] = functools.partial(
+                deltawrite.append_once,
+                sinks.local_table(config, table),
+                table,
+                collected[table.name],
+                sinks.APP_ID,
+                batch_id,
+            )
+    ownership = collected.get(tables.PARTITION_OWNERSHIP.name)
+    if ownership is not None:
+        writes[tables.PARTITION_OWNERSHIP.name] = functools.partial(
+            deltawrite.merge_once,
+            sinks.local_table(config, tables.PARTITION_OWNERSHIP),
+            tables.PARTITION_OWNERSHIP,
+            ownership,
+            sinks.APP_ID,
+            batch_id,
+        )
+    states = collected.get(tables.GROUP_STATE.name)
+    if states is not None:  # every group the stage ran for has one
+        batch = pa.array([batch_id] * states.num_rows, pa.int64())
+        writes[tables.GROUP_STATE.name] = functools.partial(
+            deltawrite.append_once,
+            sinks.local_table(config, tables.GROUP_STATE),
+            tables.GROUP_STATE,
+            states.append_column("batch_id", batch),
+            sinks.APP_ID,
+            batch_id,
+        )
+    seconds = sinks.run_in_order(writes)
+    log.debug(
+        "batch %d: writes from the driver took %s",
+        batch_id,
+        ", ".join(f"{name} {s:.2f}s" for name, s in sorted(seconds.items())),
     )
