@@ -32,7 +32,10 @@ leaves it running). Tables and checkpoints of each run go to a temporary folder 
   sampled every second from /proc during every phase, with the CPU seconds of both; the
   ``group_state`` JSON per group and in total, by group kind and size.
 
-``--master local[1]`` or ``local[2]`` runs the same at one or two cores. Each benchmark prints
+``--master local[1]`` or ``local[2]`` runs the same at one or two cores; ``--standalone N`` on a
+Spark standalone cluster of N workers of one core each started on this machine
+(``groupwatch_dev.standalone``; executors of ``--executor-memory``, running this virtualenv's
+Python), the bench process being the driver. Each benchmark prints
 its figures, then one JSON line; all of them are repeated at the end after ``== summary ==``.
 """
 
@@ -813,6 +816,13 @@ def warm_up(spark: Any, bootstrap: str, records: int, work: Path) -> None:
     shutil.rmtree(work / "warm-job", ignore_errors=True)
 
 
+def worker_memory(executor_memory: str) -> str:
+    """A worker's memory: its executor's and 512 MB for the executor's overhead."""
+    units = {"m": 1, "g": 1024}
+    amount, unit = executor_memory[:-1], executor_memory[-1].lower()
+    return f"{int(float(amount) * units[unit]) + 512}m"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--bench", default="startup,live,latency,memory")
@@ -822,6 +832,10 @@ def main() -> int:
     ap.add_argument("--tail-commits", type=int, default=-1)
     ap.add_argument("--reuse", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--master", default=None, help="e.g. local[1], local[2] (default: config)")
+    ap.add_argument(
+        "--standalone", type=int, default=0, help="workers of a local standalone cluster"
+    )
+    ap.add_argument("--executor-memory", default="2g", help="with --standalone")
     ap.add_argument("--broker-name", default=BROKER_NAME)
     ap.add_argument("--keep-broker", action="store_true", help="leave the broker running")
     ap.add_argument("--keep", action="store_true", help="keep the tables and checkpoints")
@@ -860,6 +874,7 @@ def main() -> int:
     was_running = broker.running() is not None
     sampler = Sampler()
     spark = None
+    cluster: Any = None
     try:
         bootstrap = broker.start().bootstrap
         how = "running" if was_running else "started"
@@ -893,7 +908,21 @@ def main() -> int:
         from groupwatch.spark.session import build_session
 
         session_cfg = bench_config(bootstrap, topic, work / "session")
-        if args.master:
+        if args.standalone:
+            from groupwatch_dev.standalone import Cluster
+
+            cluster = Cluster(
+                work / "standalone",
+                Path(sys.executable),
+                workers=args.standalone,
+                memory=worker_memory(args.executor_memory),
+            )
+            cluster.start()
+            log(f"standalone cluster up: {cluster.url}, {args.standalone} workers of 1 core")
+            conf = {**session_cfg.spark.conf, "spark.executor.memory": args.executor_memory}
+            spark_cfg = dataclasses.replace(session_cfg.spark, master=cluster.url, conf=conf)
+            session_cfg = dataclasses.replace(session_cfg, spark=spark_cfg)
+        elif args.master:
             spark_cfg = dataclasses.replace(session_cfg.spark, master=args.master)
             session_cfg = dataclasses.replace(session_cfg, spark=spark_cfg)
         sampler.start()
@@ -1082,6 +1111,8 @@ def main() -> int:
         sampler.stopped.set()
         if spark is not None:
             spark.stop()
+        if cluster is not None:
+            cluster.stop()
         if not was_running and not args.keep_broker:
             broker.stop()
         if args.keep:

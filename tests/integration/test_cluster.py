@@ -14,11 +14,9 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ from groupwatch import paths
 from groupwatch.tables import TABLES
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+from groupwatch_dev.standalone import Cluster
 from tests.integration.test_job_scenarios import namespaced
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
@@ -47,13 +46,6 @@ def readme_recipe() -> str:
     blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
     assert len(blocks) == 1, "the README's cluster section should hold exactly one command block"
     return blocks[0]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _toml(settings: dict[str, dict[str, Any]]) -> str:
@@ -95,107 +87,6 @@ def mirror(broker: str) -> dict[str, int]:
     for doc in docs:
         replay(broker, MIRROR, raw_records(doc))
     return {t: n for doc in docs for t, n in (doc.get("partitions") or {}).items()}
-
-
-def _spark_class() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "bin" / "spark-class"
-
-
-class Cluster:
-    """A standalone master and its workers, each in its own process group (an executor is a
-    child of its worker, so killing the group ends it too)."""
-
-    def __init__(self, work: Path, worker_python: Path) -> None:
-        self.work = work
-        self.port, self.ui = _free_port(), _free_port()
-        self.url = f"spark://127.0.0.1:{self.port}"
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.env = {
-            **os.environ,
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "SPARK_DAEMON_MEMORY": "256m",
-            # Nothing of the test's own environment points a worker at groupwatch.
-            "PYTHONPATH": "",
-            "PATH": f"{worker_python.parent}:{os.environ['PATH']}",
-        }
-        self.env.pop("PYSPARK_PYTHON", None)
-        self.env.pop("VIRTUAL_ENV", None)
-
-    def _start(self, name: str, *args: str) -> None:
-        log = (self.work / f"{name}.log").open("wb")
-        self.procs.append(
-            subprocess.Popen(
-                [str(_spark_class()), *args],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=self.env,
-                cwd=self.work,
-                start_new_session=True,
-            )
-        )
-
-    def start(self) -> None:
-        self._start(
-            "master",
-            "org.apache.spark.deploy.master.Master",
-            *("--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(self.ui)),
-        )
-        for n in range(WORKERS):
-            folder = self.work / f"worker-{n}"
-            folder.mkdir()
-            self._start(
-                f"worker-{n}",
-                "org.apache.spark.deploy.worker.Worker",
-                *("--host", "127.0.0.1", "--cores", "1", "--memory", "1g"),
-                *("--webui-port", str(_free_port()), "--work-dir", str(folder), self.url),
-            )
-        deadline = time.monotonic() + 120
-        while self.alive_workers() < WORKERS:
-            for proc in self.procs:
-                assert proc.poll() is None, self.logs()
-            assert time.monotonic() < deadline, "the workers did not register\n" + self.logs()
-            time.sleep(0.5)
-
-    def state(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.ui}/json/", timeout=5) as resp:
-            state: dict[str, Any] = json.load(resp)
-            return state
-
-    def alive_workers(self) -> int:
-        try:
-            return sum(1 for w in self.state()["workers"] if w["state"] == "ALIVE")
-        except OSError:
-            return 0
-
-    def logs(self) -> str:
-        return "\n".join(
-            f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
-            for p in sorted(self.work.glob("*.log"))
-        )
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-    def leftovers(self) -> list[int]:
-        """Process groups of the cluster with a process still alive (executors included)."""
-        alive = []
-        for proc in self.procs:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    os.killpg(proc.pid, 0)
-                except ProcessLookupError:
-                    break
-                if time.monotonic() > deadline:
-                    alive.append(proc.pid)
-                    break
-                time.sleep(0.2)
-        return alive
 
 
 @pytest.fixture
@@ -263,8 +154,7 @@ def test_readme_recipe_on_a_standalone_cluster_equals_a_local_run(
         "WORKER_PYTHON": "python",  # found on the workers' PATH: their own Python
         "GROUPWATCH_CONF": str(remote_conf),
     }
-    cluster = Cluster(tmp_path / "cluster", worker_python)
-    cluster.work.mkdir()
+    cluster = Cluster(tmp_path / "cluster", worker_python, workers=WORKERS)
     started = time.monotonic()
     # The local run, the cluster's start-up and the cluster run overlap: each spends much of
     # its time waiting (JVM start-up, scheduling, Delta commits), not computing.
@@ -272,7 +162,10 @@ def test_readme_recipe_on_a_standalone_cluster_equals_a_local_run(
     local_run = _start([str(exe), "run", "--once", "--conf", str(local_conf)], local_log, env, ROOT)
     submit: subprocess.Popen[bytes] | None = None
     try:
-        cluster.start()
+        try:
+            cluster.start()
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
         print(f"cluster up: {time.monotonic() - started:.0f} s")
         submit_env["SPARK_MASTER"] = cluster.url
         recipe = ["bash", "-euo", "pipefail", "-c", readme_recipe()]

@@ -17,6 +17,7 @@ TOOLING = (
     "groupwatch_dev.demo",
     "groupwatch_dev.member_host",
     "groupwatch_dev.scenarios",
+    "groupwatch_dev.standalone",
 )
 #: Where the job starts: the ``groupwatch run`` command and every module of the Spark layer.
 JOB_ROOTS = ("groupwatch.job.command", "groupwatch.job.runner")
@@ -151,7 +152,13 @@ LAYERS: dict[str, int] = {
 }
 #: groupwatch_dev's own order: the demo drives the broker, the scenario library and the Java
 #: member host (which the modern-group tests drive too).
-DEV_LAYERS: dict[str, int] = {"broker": 12, "scenarios": 12, "member_host": 12, "demo": 13}
+DEV_LAYERS: dict[str, int] = {
+    "broker": 12,
+    "scenarios": 12,
+    "member_host": 12,
+    "standalone": 12,
+    "demo": 13,
+}
 assert set(DEV_LAYERS) == {t.split(".")[1] for t in TOOLING}
 
 
