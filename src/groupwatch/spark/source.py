@@ -66,10 +66,18 @@ class BatchStats:
 
 
 def split(batch: DataFrame) -> SplitBatch:
-    """The batch's rows with record type, group and record time in ms, persisted."""
+    """The batch's rows with record type, group and record time in ms, persisted.
+
+    Persisted in as many partitions as the cluster has task slots, not one per topic partition:
+    ``__consumer_offsets`` has 50, and every later step of the batch (the counts, the commit
+    aggregation, the Python stage's input, validation) runs one task per persisted partition.
+    On two cores 50 tasks of a few hundred records each cost more in scheduling than in work.
+    (``coalesce`` merges without a shuffle: each task reads its share of the Kafka partitions.)
+    """
     from pyspark.sql import functions as F
 
-    read = batch.select(
+    slots = batch.sparkSession.sparkContext.defaultParallelism
+    read = batch.coalesce(max(1, slots)).select(
         "key",
         "value",
         "topic",
