@@ -77,16 +77,20 @@ def split(batch: DataFrame) -> SplitBatch:
     from pyspark.sql import functions as F
 
     slots = batch.sparkSession.sparkContext.defaultParallelism
-    read = batch.coalesce(max(1, slots)).select(
-        "key",
-        "value",
-        "topic",
-        "partition",
-        "offset",
-        F.unix_millis("timestamp").alias("ts"),
-        keys.record_type(F.col("key")).alias("rtype"),
-        keys.group_id(F.col("key")).alias("kgroup"),
-    ).persist()
+    read = (
+        batch.coalesce(max(1, slots))
+        .select(
+            "key",
+            "value",
+            "topic",
+            "partition",
+            "offset",
+            F.unix_millis("timestamp").alias("ts"),
+            keys.record_type(F.col("key")).alias("rtype"),
+            keys.group_id(F.col("key")).alias("kgroup"),
+        )
+        .persist()
+    )
     mine = F.col("kgroup").isNull() | ~F.col("kgroup").startswith(READER_GROUP_PREFIX)
     return SplitBatch(read=read, mine=read.where(mine), is_mine=mine)
 
