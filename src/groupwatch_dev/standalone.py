@@ -28,9 +28,13 @@ def free_port() -> int:
 
 
 def spark_class() -> Path:
-    import pyspark
+    """PySpark's ``bin/spark-class``, found without importing PySpark (tooling stays Spark-free)."""
+    import importlib.util
 
-    return Path(pyspark.__file__).parent / "bin" / "spark-class"
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("pyspark is not installed: run scripts/setup")
+    return Path(next(iter(spec.submodule_search_locations))) / "bin" / "spark-class"
 
 
 class Cluster:
