@@ -31,9 +31,9 @@ def conform(data: pa.Table, table: Table) -> pa.Table:
     return data.select(target.names).cast(target)
 
 
-def written(path: Path, app_id: str, batch_id: int) -> bool:
-    """Whether the table at ``path`` already holds ``app_id``'s commit of this batch."""
-    version = DeltaTable(str(path)).transaction_version(app_id)
+def _written(table: DeltaTable, app_id: str, batch_id: int) -> bool:
+    """Whether the table already holds ``app_id``'s commit of this batch (or a later one)."""
+    version = table.transaction_version(app_id)
     return version is not None and version >= batch_id
 
 
@@ -56,10 +56,12 @@ def append_once(
     note: str | None = None,
 ) -> bool:
     """Append ``data`` to the table unless this (app, batch) already did; whether it wrote."""
-    if written(path, app_id, batch_id):
+    # One load of the table's log serves the check and the write.
+    target = DeltaTable(str(path))
+    if _written(target, app_id, batch_id):
         return False
     write_deltalake(
-        str(path),
+        target,
         conform(data, table),
         mode="append",
         partition_by=list(table.partition_by) or None,
@@ -86,7 +88,8 @@ def merge_once(
     columns by SQL expressions over ``t`` (the table) and ``s`` (``data``).  Keys compare
     null-safely (as Spark's ``<=>``) unless ``null_safe`` is False.
     """
-    if written(path, app_id, batch_id):
+    target = DeltaTable(str(path))
+    if _written(target, app_id, batch_id):
         return False
     keys = tuple(on) if on is not None else table.key
     if null_safe:
@@ -94,7 +97,7 @@ def merge_once(
         predicate = " AND ".join(f"(t.`{k}` IS NOT DISTINCT FROM s.`{k}`)" for k in keys)
     else:
         predicate = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
-    merger = DeltaTable(str(path)).merge(
+    merger = target.merge(
         conform(data, table),
         predicate,
         source_alias="s",

@@ -51,8 +51,9 @@ def mirror(broker: str) -> dict[str, int]:
     return {t: n for doc in docs for t, n in (doc.get("partitions") or {}).items()}
 
 
-#: The killed runs' ``delta.driver_write_rows``: about half of this input's batches have more
-#: rows (member rows and ownership intervals of a few generations), half fewer.
+#: The killed runs' ``delta.driver_write_rows``: some of this input's batches have more rows
+#: (member rows and ownership intervals of a few generations), some fewer; the test checks
+#: that both writers made commits.
 MIXED_WRITES = 12
 
 
