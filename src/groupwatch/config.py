@@ -86,6 +86,10 @@ class JobConfig:
     #: A group with no record at all (metadata or offset commit) for this many hours of stream
     #: time loses its analysis state (0 = never).
     expire_idle_groups_hours: int = 168
+    #: The driver keeps every group's newest analysis state in memory, up to this many MB, so a
+    #: batch reads its groups' state without scanning ``group_state`` (0 = off: every batch
+    #: reads the table).  Over the limit the job logs a warning and reads the table.
+    state_cache_mb: int = 1024
 
 
 _DETECTOR = DetectorConfig()

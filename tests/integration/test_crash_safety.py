@@ -10,7 +10,9 @@ to replay a run.
 The clean run's tables are all written by Spark (``delta.driver_write_rows=0``); the killed
 runs write a batch of few rows from the driver with delta-rs and a larger one by Spark, so the
 comparison also holds the two writers to the same rows, and their shared transaction ids to
-exactly once when a replay takes the other writer than the first attempt.
+exactly once when a replay takes the other writer than the first attempt.  Likewise the clean
+run reads every batch's state from ``group_state`` (``job.state_cache_mb=0``), the killed runs
+from the driver's cache, reloaded from the table after each restart.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def mirror(broker: str) -> dict[str, int]:
 MIXED_WRITES = 12
 
 
-def _command(broker: str, root: Path, counts: dict[str, int], driver_write_rows: int) -> list[str]:
+def _command(
+    broker: str, root: Path, counts: dict[str, int], driver_write_rows: int, state_cache_mb: int
+) -> list[str]:
     exe = Path(sys.executable).parent / "groupwatch"
     settings = [
         f"source.bootstrap_servers={broker}",
@@ -66,6 +70,7 @@ def _command(broker: str, root: Path, counts: dict[str, int], driver_write_rows:
         "source.max_offsets_per_trigger=5",
         f"delta.root={root / 'delta'}",
         f"delta.driver_write_rows={driver_write_rows}",
+        f"job.state_cache_mb={state_cache_mb}",
         f"checkpoint.root={root / 'checkpoints'}",
         "validation.every_n_batches=3",
         "job.state_maintenance_every_n_batches=4",
@@ -131,14 +136,14 @@ def test_sigkill_mid_stream_then_restart_equals_a_clean_run(
 
     clean, crashed = tmp_path / "clean", tmp_path / "crashed"
     log = tmp_path / "job.log"
-    _finish(_start(_command(broker, clean, mirror, 0), log), log)
+    _finish(_start(_command(broker, clean, mirror, 0, 0), log), log)
     assert _writers(clean) == {"Apache-Spark"}
     total = _batches_started(clean)
     assert total >= 8, f"expected many small batches, got {total}"
 
     kills = 0
     while kills < KILLS:
-        proc = _start(_command(broker, crashed, mirror, MIXED_WRITES), log)
+        proc = _start(_command(broker, crashed, mirror, MIXED_WRITES, 1024), log)
         # Wait for a batch to begin (its offsets are logged before it runs), then kill at a
         # random moment inside it or the next one.
         begun = _batches_started(crashed)
@@ -154,7 +159,7 @@ def test_sigkill_mid_stream_then_restart_equals_a_clean_run(
         kills += 1
         print(f"kill {kills} during batch {_batches_started(crashed) - 1} of {total}")
     assert kills >= 2, "the job finished before it could be killed twice"
-    _finish(_start(_command(broker, crashed, mirror, MIXED_WRITES), log), log)
+    _finish(_start(_command(broker, crashed, mirror, MIXED_WRITES, 1024), log), log)
 
     assert _batches_started(crashed) == total
     assert _writers(crashed) == {"Apache-Spark", "delta-rs"}

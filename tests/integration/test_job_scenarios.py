@@ -103,9 +103,13 @@ def scenarios(broker: str) -> dict[str, dict[str, Any]]:
     return docs
 
 
-def test_the_job_and_analyze_agree(spark, scenarios, broker: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("state_cache_mb", ["1024", "0"], ids=["state-cache", "state-table"])
+def test_the_job_and_analyze_agree(
+    spark, scenarios, broker: str, tmp_path: Path, state_cache_mb: str
+) -> None:  # type: ignore[no-untyped-def]
     """One record sequence, two drivers: the job (in several batches) and analyze raise the
-    same findings, id for id."""
+    same findings, id for id; whether batches read their groups' state from the driver's cache
+    or from the table."""
     from groupwatch.detect import Analyzer, DetectorConfig
 
     counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
@@ -122,6 +126,7 @@ def test_the_job_and_analyze_agree(spark, scenarios, broker: str, tmp_path: Path
         counts,
         "source.max_offsets_per_trigger=25",
         "validation.every_n_batches=0",
+        f"job.state_cache_mb={state_cache_mb}",
     )
     run_once(spark, cfg)
     rows = table(spark, cfg, "findings").select("finding_id", "kind", "group").collect()

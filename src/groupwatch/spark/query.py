@@ -89,6 +89,8 @@ class GroupwatchQuery:
         self._caught_up_check = source.CaughtUp(config.source.max_offsets_per_trigger)
         #: topic id -> name from the brokers, refreshed by the driver (``topic_names``).
         self.topic_names = TopicNames.of(spark, config)
+        #: Group state reads, from the driver's cache when it mirrors the table.
+        self.state = state_store.StateStore(spark, config)
 
     @classmethod
     def from_config(
@@ -141,9 +143,11 @@ class GroupwatchQuery:
         detected_at = dt.datetime.now(tz=dt.UTC)
         split = source.split(batch)
         df = split.mine
+        completed = False
         try:
             stats = source.stats(split)
             if not stats.counts:
+                completed = True
                 return
             quiescent = self._caught_up(batch, stats.rows, stats.partitions)
             malformed = None
@@ -163,8 +167,11 @@ class GroupwatchQuery:
             clock = max(stats.clocks.values(), default=None)
             if clock is not None:
                 self._maintain_state(batch_id, clock)
+            completed = True
         finally:
             split.read.unpersist()
+            # A batch that failed half-way may have written state the cache has not seen.
+            self.state.settle(batch_id, completed=completed)
         batch_report.report(
             self.batch_log,
             self.metrics,
@@ -187,7 +194,7 @@ class GroupwatchQuery:
         return offsets.merge_commits(self.spark, self.config, df, batch_id)
 
     def _due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
-        return state_store.due_groups(self.spark, self.config, batch_id, clocks)
+        return self.state.due_groups(batch_id, clocks)
 
     def _analyze(
         self,
@@ -211,7 +218,7 @@ class GroupwatchQuery:
         records = records.unionByName(
             source.first_commits(df, groups).select(*source.RECORD_COLUMNS)
         )
-        state = state_store.prior_state(self.spark, self.config, groups, batch_id)
+        state = self.state.prior_state(groups, batch_id)
         detector = self.detector
         names = self.topic_names.current()
         if names:
@@ -257,6 +264,14 @@ class GroupwatchQuery:
                 counts["quarantine"] = counts.get("quarantine", 0) + rejected
                 self._last_quarantine["validate"] = rejected
         writes.write_tables(self.spark, self.config, out, rows, counts, batch_id, collected)
+        if self.state.caching:
+            states = (
+                collected.get(tables.GROUP_STATE.name)
+                if collected is not None
+                else writes.table_rows(out, tables.GROUP_STATE).toArrow()
+            )
+            if states is not None:
+                self.state.record(batch_id, states)
         self._last_findings = batch_report.findings_by_severity(tally.findings)
         batch_report.count_findings(self.metrics, tally.findings)
         if self.notifier is not None:
@@ -297,5 +312,7 @@ class GroupwatchQuery:
         """Every N-th batch: state versions no batch will read again dropped, and the state of
         deleted and silent groups (:func:`state_store.maintain`)."""
         done = state_store.maintain(self.spark, self.config, batch_id, clock_ms)
-        if done is not None and self.metrics is not None:
-            self.metrics.state_groups.set(done.kept)
+        if done is not None:
+            self.state.forget(done.forgotten, batch_id)
+            if self.metrics is not None:
+                self.metrics.state_groups.set(done.kept)

@@ -2,19 +2,27 @@
 
 A batch reads only versions older than itself, so a replay of the batch (after a crash) reads
 exactly the state its first attempt read.  Maintenance drops what no batch will read again.
+
+:class:`StateStore` serves those reads from the driver's :class:`~groupwatch.state_cache.StateCache`
+when it mirrors the table up to the previous batch, and from the table otherwise (and fills the
+cache from it then, one scan instead of one per batch).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.spark import offsets, sinks
+from groupwatch.state_cache import ENTRY_OVERHEAD, OverBudget, StateCache, Version
 
 if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger("groupwatch.job")
@@ -32,6 +40,8 @@ class Maintenance:
     gone: int
     #: Groups forgotten because they were silent for ``job.expire_idle_groups_hours``.
     silent: int
+    #: The groups forgotten (deleted or silent): their versions before the batch are gone.
+    forgotten: tuple[str, ...] = field(default=())
 
     @property
     def kept(self) -> int:
@@ -40,8 +50,8 @@ class Maintenance:
 
 
 def prior_state(spark: SparkSession, config: Config, groups: DataFrame, batch_id: int) -> DataFrame:
-    """The newest state of ``groups`` before this batch, with the partition counts earlier
-    batches' offset commits tell (one row per (group, topic), state null)."""
+    """The newest state of ``groups`` before this batch, read from the table, with the
+    partition counts earlier batches' offset commits tell (:func:`offset_hints`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -64,6 +74,16 @@ def prior_state(spark: SparkSession, config: Config, groups: DataFrame, batch_id
             F.lit(None).cast("int").alias("max_partition"),
         )
     )
+    return states.unionByName(offset_hints(spark, config, groups, batch_id))
+
+
+def offset_hints(
+    spark: SparkSession, config: Config, groups: DataFrame, batch_id: int
+) -> DataFrame:
+    """The partition counts earlier batches' offset commits tell about ``groups``: one row per
+    (group, topic), in the prior state's columns with the state null."""
+    from pyspark.sql import functions as F
+
     # Offset commits of earlier batches tell partition counts: the table as it was before
     # this batch's MERGE (which may already have run, if this is a replay). The batch's
     # own commits come among the records, in their place, as analyze sees them.
@@ -81,7 +101,7 @@ def prior_state(spark: SparkSession, config: Config, groups: DataFrame, batch_id
             "max_partition",
         )
     )
-    return states.unionByName(hints)
+    return hints
 
 
 def due_groups(
@@ -177,6 +197,10 @@ def maintain(
             F.sum(F.col("silent").cast("int")).alias("silent"),
         ).first()
         dropped = doomed.count()
+        forgotten: tuple[str, ...] = ()
+        if summary is not None and (summary["gone"] or summary["silent"]):
+            names = verdict.where(F.col("gone") | F.col("silent")).select("group").collect()
+            forgotten = tuple(sorted(r["group"] for r in names))
         if dropped:
             target = DeltaTable.forPath(spark, path)
             merge = (
@@ -197,6 +221,7 @@ def maintain(
         groups=int(summary["groups"]),
         gone=int(summary["gone"] or 0),
         silent=int(summary["silent"] or 0),
+        forgotten=forgotten,
     )
     log.info(
         "batch %d: state maintenance dropped %d version(s): %d deleted and %d silent "
@@ -208,3 +233,184 @@ def maintain(
         done.kept,
     )
     return done
+
+
+#: The columns of ``group_state`` a cached version holds (``batch_id`` given apart when the rows
+#: are a batch's own output).
+_CACHED = ("group", "state", "last_event_time", "deleted", "pending_until", "pending_partition")
+
+
+def versions(rows: pa.Table, batch_id: int | None = None) -> Iterator[tuple[str, Version]]:
+    """``group_state`` rows (Arrow, from the table or a batch's output) as cached versions;
+    ``batch_id``: the batch of every row when the rows carry none."""
+    import pyarrow as pa
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    def millis(name: str) -> list[int | None]:
+        # Epoch microseconds floored to milliseconds, as Spark's unix_millis does.
+        micros = pc.cast(rows.column(name), pa.int64()).to_pylist()
+        return [None if us is None else us // 1000 for us in micros]
+
+    batches = (
+        [batch_id] * rows.num_rows if batch_id is not None else rows.column("batch_id").to_pylist()
+    )
+    for group, batch, state, last, deleted, until, partition in zip(
+        rows.column("group").to_pylist(),
+        batches,
+        rows.column("state").to_pylist(),
+        millis("last_event_time"),
+        rows.column("deleted").to_pylist(),
+        millis("pending_until"),
+        rows.column("pending_partition").to_pylist(),
+        strict=True,
+    ):
+        # A null ``deleted`` reads as deleted: the table path's ``NOT deleted`` drops it too.
+        yield group, Version(batch, deleted is not False, state, last, until, partition)
+
+
+class StateStore:
+    """The state reads of a query's batches: from the driver's cache when it mirrors
+    ``group_state`` up to the previous batch, otherwise from the table (filling the cache)."""
+
+    def __init__(self, spark: SparkSession, config: Config) -> None:
+        self.spark = spark
+        self.config = config
+        budget = config.job.state_cache_mb
+        self.cache: StateCache | None = StateCache(budget * 1_000_000) if budget > 0 else None
+        #: A batch whose state versions the table held before it ran (a replay): what it
+        #: computes again need not be what the table keeps, so the cache drops it.
+        self._replay: int | None = None
+
+    @property
+    def caching(self) -> bool:
+        """Whether batches keep the cache up to date (see :meth:`record`)."""
+        return self.cache is not None
+
+    def due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
+        """Groups whose newest state awaits a confirmation that this batch's clocks make due."""
+        if not clocks:
+            return []
+        if self._ready(batch_id):
+            assert self.cache is not None
+            return self.cache.due(clocks)
+        return due_groups(self.spark, self.config, batch_id, clocks)
+
+    def prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
+        """As :func:`prior_state`, the state from the cache when it can serve this batch."""
+        import pyarrow as pa
+
+        if not self._ready(batch_id):
+            return prior_state(self.spark, self.config, groups, batch_id)
+        assert self.cache is not None
+        found = self.cache.states(r["group"] for r in groups.collect())
+        names, states, last = zip(*found, strict=True) if found else ((), (), ())
+        arrow = pa.table(
+            {
+                "group": pa.array(names, pa.string()),
+                "state": pa.array(states, pa.string()),
+                "last_event_ms": pa.array(last, pa.int64()),
+                "topic": pa.nulls(len(names), pa.string()),
+                "max_partition": pa.nulls(len(names), pa.int32()),
+            }
+        )
+        cached = self.spark.createDataFrame(arrow)
+        return cached.unionByName(offset_hints(self.spark, self.config, groups, batch_id))
+
+    def record(self, batch_id: int, rows: pa.Table) -> None:
+        """The state versions this batch wrote (after its ``group_state`` write)."""
+        if self.cache is None or not self.cache.covers(batch_id):
+            return
+        if self._replay == batch_id:
+            # Its first attempt's versions stand in the table (this attempt's write was
+            # skipped): the next batch reloads them from there.
+            self.cache.invalidate()
+            return
+        try:
+            self.cache.add(batch_id, versions(rows, batch_id))
+        except OverBudget as exc:
+            self._off(exc)
+
+    def forget(self, groups: Iterable[str], batch_id: int) -> None:
+        """State maintenance of this batch deleted these groups' older versions."""
+        if self.cache is not None:
+            self.cache.forget(groups, batch_id)
+
+    def settle(self, batch_id: int, *, completed: bool) -> None:
+        """The batch ended: the cache now mirrors it, or (if it failed) is dropped."""
+        if self.cache is None:
+            return
+        if completed:
+            self.cache.settle(batch_id)
+        else:
+            self.cache.invalidate()
+
+    def _ready(self, batch_id: int) -> bool:
+        """Whether the cache serves this batch, (re)loading it from the table if needed."""
+        if self.cache is None:
+            return False
+        if self.cache.covers(batch_id):
+            return True
+        try:
+            if load(self.spark, self.config, self.cache, batch_id):
+                self._replay = batch_id
+        except OverBudget as exc:
+            self._off(exc)
+            return False
+        return True
+
+    def _off(self, exc: OverBudget) -> None:
+        log.warning(
+            "state cache off (%s): every batch now reads its groups' state from group_state; "
+            "raise job.state_cache_mb to keep it",
+            exc,
+        )
+        self.cache = None
+
+
+def load(spark: SparkSession, config: Config, cache: StateCache, batch_id: int) -> bool:
+    """Fill ``cache`` with each group's newest version older than ``batch_id``: one pass over
+    the table for the versions' keys and sizes, a second for the versions, only if they fit
+    (:class:`OverBudget` otherwise, before anything is collected).  Whether the table already
+    holds versions of this batch or later (the batch is a replay)."""
+    from pyspark.sql import functions as F
+
+    started = time.monotonic()
+    everything = spark.read.format("delta").load(config.table_path(tables.GROUP_STATE.name))
+    replay = bool(everything.where(F.col("batch_id") >= batch_id).select("batch_id").take(1))
+    table = everything.where(F.col("batch_id") < batch_id)
+    newest = (
+        table.groupBy("group")
+        .agg(
+            F.max("batch_id").alias("batch_id"),
+            F.max_by(F.length("state"), F.col("batch_id")).alias("chars"),
+        )
+        .persist()
+    )
+    try:
+        size = newest.agg(
+            F.count(F.lit(1)).alias("groups"), F.sum(F.coalesce("chars", F.lit(0))).alias("chars")
+        ).first()
+        assert size is not None
+        needed = int(size["groups"]) * ENTRY_OVERHEAD + int(size["chars"] or 0)
+        if needed > cache.budget_bytes:
+            cache.invalidate()
+            raise OverBudget(
+                f"the groups' newest state takes {needed / 1e6:.0f} MB, "
+                f"over the cache's {cache.budget_bytes / 1e6:.0f} MB"
+            )
+        rows = (
+            table.join(newest.select("group", "batch_id"), ["group", "batch_id"], "left_semi")
+            .select(*_CACHED, "batch_id")
+            .toArrow()
+        )
+    finally:
+        newest.unpersist()
+    cache.reset(batch_id - 1, versions(rows))
+    log.info(
+        "batch %d: state cache loaded from group_state: %d group(s), %.1f MB, in %.1f s",
+        batch_id,
+        len(cache),
+        cache.size_bytes / 1e6,
+        time.monotonic() - started,
+    )
+    return replay

@@ -1,0 +1,125 @@
+"""The driver's state cache against a real ``group_state`` table: a batch reads from the cache
+exactly what it would read from the table, and falls back to the table when it must."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from groupwatch import config, tables
+from groupwatch.spark import sinks, state_store
+
+pytestmark = pytest.mark.spark
+
+NOW_MS = 1_700_000_000_000
+BATCH = 10
+
+
+def _ts(ms: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+
+
+def _cfg(root: Path, *extra: str) -> config.Config:
+    return config.load(
+        None,
+        env={},
+        overrides=[f"delta.root={root / 'delta'}", f"checkpoint.root={root / 'ck'}", *extra],
+    )
+
+
+def _append(spark, cfg, rows):  # type: ignore[no-untyped-def]
+    """(group, batch_id, state, last_event_time, deleted, pending_until, pending_partition)."""
+    frame = spark.createDataFrame(rows, tables.GROUP_STATE.ddl)
+    frame.write.format("delta").mode("append").save(cfg.table_path("group_state"))
+
+
+ROWS = [
+    ("plain", 3, '{"v": 3}', _ts(NOW_MS - 5_000), False, None, None),
+    ("plain", 8, '{"v": 8}', _ts(NOW_MS - 1_234), False, None, None),
+    # awaiting confirmation on partition 0 (due at 1,000 ms past NOW), and on any partition
+    ("on-p0", 6, '{"p": 0}', _ts(NOW_MS), False, _ts(NOW_MS + 1_000), 0),
+    ("anywhere", 7, '{"p": null}', _ts(NOW_MS), False, _ts(NOW_MS + 2_000), None),
+    # an old pending version superseded by a calm one
+    ("settled", 2, '{"s": 2}', _ts(NOW_MS), False, _ts(NOW_MS), 0),
+    ("settled", 9, '{"s": 9}', _ts(NOW_MS), False, None, None),
+    # deleted: no state, never due
+    ("gone", 4, '{"g": 4}', _ts(NOW_MS), False, _ts(NOW_MS), 0),
+    ("gone", 5, None, _ts(NOW_MS), True, None, None),
+    # written by this batch already (a replay): not read by it
+    ("plain", BATCH, '{"v": 10}', _ts(NOW_MS), False, _ts(NOW_MS), 0),
+]
+GROUPS = ["plain", "on-p0", "anywhere", "settled", "gone", "unknown"]
+CLOCKS = [{0: NOW_MS + 999}, {0: NOW_MS + 1_000}, {1: NOW_MS + 2_000}, {0: NOW_MS, 3: NOW_MS}]
+
+
+def _rows(df) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_the_cache_reads_what_the_table_reads(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cfg = _cfg(tmp_path)
+    sinks.ensure_tables(spark, cfg)
+    _append(spark, cfg, ROWS)
+    groups = spark.createDataFrame([(g,) for g in GROUPS], "group string")
+    store = state_store.StateStore(spark, cfg)
+
+    for clocks in CLOCKS:
+        assert store.due_groups(BATCH, clocks) == state_store.due_groups(spark, cfg, BATCH, clocks)
+    assert store.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]
+    from_table = _rows(state_store.prior_state(spark, cfg, groups, BATCH))
+    assert _rows(store.prior_state(groups, BATCH)) == from_table
+    assert [r[0] for r in from_table] == ["anywhere", "on-p0", "plain", "settled"]
+    assert ("plain", '{"v": 8}', NOW_MS - 1_234, None, None) in from_table
+    assert store.cache is not None and store.cache.covers(BATCH)
+
+
+def test_a_replayed_batch_leaves_the_next_one_to_the_table(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cfg = _cfg(tmp_path)
+    sinks.ensure_tables(spark, cfg)
+    _append(spark, cfg, ROWS)  # holds a version of BATCH: this batch is a replay
+    store = state_store.StateStore(spark, cfg)
+    assert store.due_groups(BATCH, {0: NOW_MS}) == []
+    # This attempt computed another version than the first attempt wrote (its write skipped).
+    again = ("plain", BATCH, '{"v": -1}', _ts(NOW_MS), False, _ts(NOW_MS), 1)
+    written = spark.createDataFrame([again], tables.GROUP_STATE.ddl).drop("batch_id")
+    store.record(BATCH, written.toArrow())
+    store.settle(BATCH, completed=True)
+    assert store.cache is not None and not store.cache.covers(BATCH + 1)
+    # The next batch reloads: the version this batch's first attempt wrote is what it reads.
+    assert store.due_groups(BATCH + 1, {0: NOW_MS}) == ["plain"]
+
+
+def test_a_batch_reads_its_predecessors_versions_from_the_cache(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cfg = _cfg(tmp_path)
+    sinks.ensure_tables(spark, cfg)
+    _append(spark, cfg, ROWS[:-1])
+    store = state_store.StateStore(spark, cfg)
+    assert store.due_groups(BATCH, {0: NOW_MS}) == []  # loads the cache
+    mine = [("plain", BATCH, '{"v": 10}', _ts(NOW_MS), False, _ts(NOW_MS), 0)]
+    _append(spark, cfg, mine)  # the batch's own write, as the job makes it
+    store.record(BATCH, spark.createDataFrame(mine, tables.GROUP_STATE.ddl).toArrow())
+    store.settle(BATCH, completed=True)
+    # A version the table gets behind the cache's back is not seen: batch 11 reads the cache.
+    _append(spark, cfg, [("sneaky", BATCH, "{}", _ts(NOW_MS), False, _ts(NOW_MS), 0)])
+    assert store.due_groups(BATCH + 1, {0: NOW_MS}) == ["plain"]
+    assert state_store.due_groups(spark, cfg, BATCH + 1, {0: NOW_MS}) == ["plain", "sneaky"]
+    # A failed batch drops it: the next one reads the table.
+    store.settle(BATCH + 1, completed=False)
+    assert store.due_groups(BATCH + 1, {0: NOW_MS}) == ["plain", "sneaky"]
+
+
+def test_over_its_budget_the_store_reads_the_table(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cfg = _cfg(tmp_path, "job.state_cache_mb=1")
+    sinks.ensure_tables(spark, cfg)
+    big = '{"x": "' + "x" * 1_100_000 + '"}'
+    _append(spark, cfg, [*ROWS, ("big", 1, big, _ts(NOW_MS), False, None, None)])
+    groups = spark.createDataFrame([(g,) for g in [*GROUPS, "big"]], "group string")
+    store = state_store.StateStore(spark, cfg)
+    got = _rows(store.prior_state(groups, BATCH))
+    assert store.cache is None  # switched off, for good
+    assert got == _rows(state_store.prior_state(spark, cfg, groups, BATCH))
+    assert "big" in [r[0] for r in got]
+    off = state_store.StateStore(spark, _cfg(tmp_path, "job.state_cache_mb=0"))
+    assert off.cache is None and off.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]

@@ -1,0 +1,104 @@
+"""The driver's state cache: what a batch may read from it, and what it reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from groupwatch.state_cache import ENTRY_OVERHEAD, OverBudget, StateCache, Version
+
+
+def v(
+    batch: int,
+    state: str | None = "{}",
+    *,
+    deleted: bool = False,
+    until: int | None = None,
+    partition: int | None = None,
+    last: int | None = 5,
+) -> Version:
+    return Version(batch, deleted, state, last, until, partition)
+
+
+def loaded(*rows: tuple[str, Version], through: int = 9) -> StateCache:
+    cache = StateCache(1_000_000)
+    cache.reset(through, rows)
+    return cache
+
+
+def test_serves_only_the_batch_after_the_one_it_mirrors() -> None:
+    cache = StateCache(1_000_000)
+    assert not cache.covers(0)  # empty, never loaded
+    cache.reset(-1, [])  # loaded before batch 0 from an empty table
+    assert cache.covers(0) and not cache.covers(1)
+    cache.settle(0)
+    assert cache.covers(1) and not cache.covers(0)  # a replay of batch 0 reloads
+    cache.invalidate()
+    assert not cache.covers(1)
+
+
+def test_a_batch_only_adds_after_what_it_mirrors() -> None:
+    cache = loaded(("g", v(3)))
+    with pytest.raises(ValueError, match="does not follow"):
+        cache.add(12, [("g", v(12))])
+
+
+def test_states_are_the_newest_live_versions_of_the_groups_asked() -> None:
+    cache = loaded(("a", v(3, '{"a": 3}', last=7)), ("gone", v(4, None, deleted=True)))
+    cache.add(10, [("a", v(10, '{"a": 10}', last=8)), ("b", v(10, '{"b": 10}'))])
+    assert cache.states(["a", "b", "gone", "unknown"]) == [
+        ("a", '{"a": 10}', 8),
+        ("b", '{"b": 10}', 5),
+    ]
+    assert cache.states(["b"]) == [("b", '{"b": 10}', 5)]
+
+
+def test_due_follows_each_versions_partition_clock() -> None:
+    cache = loaded(
+        ("p0", v(3, until=100, partition=0)),
+        ("p1", v(3, until=100, partition=1)),
+        ("any", v(3, until=150)),
+        ("late", v(3, until=500, partition=0)),
+        ("gone", v(3, None, deleted=True, until=50, partition=0)),
+        ("calm", v(3)),
+    )
+    # Partition 1 not read this batch: its group is not due; no partition: the newest clock.
+    assert cache.due({0: 120, 2: 160}) == ["any", "p0"]
+    assert cache.due({0: 99, 1: 100}) == ["p1"]
+    assert cache.due({}) == []
+
+
+def test_a_newer_version_replaces_the_pending_one() -> None:
+    cache = loaded(("g", v(3, until=100, partition=0)))
+    cache.add(10, [("g", v(10))])  # confirmed or superseded: nothing awaits
+    assert cache.due({0: 1_000}) == []
+    cache.settle(10)
+    cache.add(11, [("g", v(11, until=2_000, partition=0))])
+    assert cache.due({0: 1_000}) == [] and cache.due({0: 2_000}) == ["g"]
+
+
+def test_forget_keeps_versions_of_the_batch_itself() -> None:
+    cache = loaded(("silent", v(2)), ("reborn", v(7, None, deleted=True)))
+    cache.add(10, [("reborn", v(10, '{"x": 1}'))])
+    cache.forget(["silent", "reborn", "never"], 10)
+    assert cache.states(["silent", "reborn"]) == [("reborn", '{"x": 1}', 5)]
+    assert len(cache) == 1
+
+
+def test_over_budget_empties_it_and_says_by_how_much() -> None:
+    cache = StateCache(2 * ENTRY_OVERHEAD + 10)
+    cache.reset(4, [("a", v(1, "x" * 5)), ("b", v(2, "y" * 5))])
+    assert cache.size_bytes == 2 * ENTRY_OVERHEAD + 10
+    with pytest.raises(OverBudget, match="over the cache"):
+        cache.add(5, [("a", v(5, "x" * 6))])
+    assert len(cache) == 0 and not cache.covers(5) and cache.size_bytes == 0
+    with pytest.raises(OverBudget):
+        cache.reset(4, [("a", v(1, "x" * 11 + "z" * ENTRY_OVERHEAD * 2))])
+
+
+def test_sizes_follow_replacements_and_drops() -> None:
+    cache = loaded(("a", v(1, "x" * 100)), ("b", v(1, None, deleted=True)))
+    assert cache.size_bytes == 2 * ENTRY_OVERHEAD + 100
+    cache.add(10, [("a", v(10, "x" * 40))])
+    assert cache.size_bytes == 2 * ENTRY_OVERHEAD + 40
+    cache.forget(["b"], 10)
+    assert cache.size_bytes == ENTRY_OVERHEAD + 40
