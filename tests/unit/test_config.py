@@ -130,3 +130,19 @@ def test_table_values_merge_across_layers(tmp_path: Path) -> None:
         "security.protocol": "SASL_SSL",
         "sasl.jaas.config": "x password=y;",
     }
+
+
+def test_the_readers_fetch_wait_is_short_unless_the_source_options_set_it() -> None:
+    from groupwatch.spark.pipelines import reader_options
+
+    default = config.load(None, env={}, overrides=["source.bootstrap_servers=h:9092"])
+    assert reader_options(default)["kafka.fetch.max.wait.ms"] == "10"
+    given = config.load(
+        None,
+        env={},
+        overrides=[
+            "source.bootstrap_servers=h:9092",
+            'source.options={"fetch.max.wait.ms": "250"}',
+        ],
+    )
+    assert reader_options(given)["kafka.fetch.max.wait.ms"] == "250"

@@ -59,10 +59,15 @@ def kafka_source_options(config: Config) -> dict[str, str]:
     return options
 
 
+def reader_options(config: Config) -> dict[str, str]:
+    """The stream reader's options: :func:`kafka_source_options` over ``CONSUMER_DEFAULTS``."""
+    return {**CONSUMER_DEFAULTS, **kafka_source_options(config)}
+
+
 def read_source(spark: SparkSession, config: Config) -> DataFrame:
     """The raw Kafka rows of the configured topic, as a stream."""
     reader = spark.readStream.format("kafka")
-    for key, value in {**CONSUMER_DEFAULTS, **kafka_source_options(config)}.items():
+    for key, value in reader_options(config).items():
         reader = reader.option(key, value)
     return reader.load()
 
