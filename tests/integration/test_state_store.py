@@ -64,6 +64,7 @@ def test_the_cache_reads_what_the_table_reads(spark, tmp_path: Path) -> None:  #
     _append(spark, cfg, ROWS)
     groups = spark.createDataFrame([(g,) for g in GROUPS], "group string")
     store = state_store.StateStore(spark, cfg)
+    batch_rows = spark.conf.get("spark.sql.parquet.columnarReaderBatchSize")
 
     for clocks in CLOCKS:
         assert store.due_groups(BATCH, clocks) == state_store.due_groups(spark, cfg, BATCH, clocks)
@@ -73,6 +74,8 @@ def test_the_cache_reads_what_the_table_reads(spark, tmp_path: Path) -> None:  #
     assert [r[0] for r in from_table] == ["anywhere", "on-p0", "plain", "settled"]
     assert ("plain", '{"v": 8}', NOW_MS - 1_234, None, None) in from_table
     assert store.cache is not None and store.cache.covers(BATCH)
+    # The load read the state column in small batches, and left the session as it was.
+    assert spark.conf.get("spark.sql.parquet.columnarReaderBatchSize") == batch_rows
 
 
 def test_a_replayed_batch_leaves_the_next_one_to_the_table(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
