@@ -44,27 +44,24 @@ def main() -> int:
         "the job's": pipelines.CONSUMER_DEFAULTS["kafka.fetch.max.wait.ms"],
     }
 
-    from kafka import KafkaConsumer, TopicPartition  # type: ignore[import-untyped]
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 
     from groupwatch_dev.broker import LocalBroker
-    from groupwatch_dev.demo.traffic import create_topic, produce
+    from groupwatch_dev.demo.traffic import create_topic
 
     broker = LocalBroker(args.broker_name)
     bootstrap = broker.start().bootstrap
     topic = f"source-read-{int(time.time())}"
     # Enough for every read of every variant and size, each going further back.
-    per_partition = sum(sizes) * args.reads * len(variants) + 1
+    per_partition = sum(sizes) * args.reads * len(variants) + sizes[0] + 1  # and a warm-up
     print(f"filling {topic}: {args.partitions} x {per_partition:,} records", flush=True)
     create_topic(bootstrap, topic, args.partitions)
-    produce(
-        bootstrap,
-        topic,
-        [
-            (f"k{p}-{i}".encode(), b"v" * 100)
-            for i in range(per_partition)
-            for p in range(args.partitions)
-        ],
-    )
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    for i in range(per_partition):
+        for p in range(args.partitions):
+            producer.send(topic, key=f"k{p}-{i}".encode(), value=b"v" * 100, partition=p)
+    producer.flush()
+    producer.close()
     tps = [TopicPartition(topic, p) for p in range(args.partitions)]
     consumer = KafkaConsumer(bootstrap_servers=bootstrap)
     ends = {tp.partition: int(n) for tp, n in consumer.end_offsets(tps).items()}
