@@ -68,6 +68,11 @@ class StateCache:
         """Whether it holds exactly the table's versions older than ``batch_id``."""
         return self.through is not None and self.through == batch_id - 1
 
+    def check_fits(self, groups: int, chars: int) -> None:
+        """Raise :class:`OverBudget` unless ``groups`` versions of ``chars`` characters of
+        state in all fit (counted as :attr:`Version.size` counts them)."""
+        self._check(groups * ENTRY_OVERHEAD + chars)
+
     def reset(self, through: int, newest: Iterable[tuple[str, Version]]) -> None:
         """Fill it with the table's newest version per group among batches up to ``through``.
 
@@ -140,11 +145,16 @@ class StateCache:
             self._bytes += version.size
             if version.pending_until_ms is not None and not version.deleted:
                 self._pending.add(group)
-        if self._bytes > self.budget_bytes:
-            size = self._bytes
+        try:
+            self._check(self._bytes)
+        except OverBudget:
             self.invalidate()
+            raise
+
+    def _check(self, needed: int) -> None:
+        if needed > self.budget_bytes:
             raise OverBudget(
-                f"the groups' newest state takes {size / 1e6:.0f} MB, "
+                f"the groups' newest state takes {needed / 1e6:.0f} MB, "
                 f"over the cache's {self.budget_bytes / 1e6:.0f} MB"
             )
 

@@ -88,6 +88,9 @@ def test_over_budget_empties_it_and_says_by_how_much() -> None:
     cache = StateCache(2 * ENTRY_OVERHEAD + 10)
     cache.reset(4, [("a", v(1, "x" * 5)), ("b", v(2, "y" * 5))])
     assert cache.size_bytes == 2 * ENTRY_OVERHEAD + 10
+    cache.check_fits(2, 10)  # the table's keys and sizes, counted as the versions count
+    with pytest.raises(OverBudget, match="over the cache"):
+        cache.check_fits(2, 11)
     with pytest.raises(OverBudget, match="over the cache"):
         cache.add(5, [("a", v(5, "x" * 6))])
     assert len(cache) == 0 and not cache.covers(5) and cache.size_bytes == 0

@@ -264,7 +264,8 @@ class GroupwatchQuery:
                 counts["quarantine"] = counts.get("quarantine", 0) + rejected
                 self._last_quarantine["validate"] = rejected
         writes.write_tables(self.spark, self.config, out, rows, counts, batch_id, collected)
-        if self.state.caching:
+        if self.state.wants(batch_id):
+            # Collected only if the cache takes them in (a large batch's state is large).
             states = (
                 collected.get(tables.GROUP_STATE.name)
                 if collected is not None

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.spark import offsets, sinks
-from groupwatch.state_cache import ENTRY_OVERHEAD, OverBudget, StateCache, Version
+from groupwatch.state_cache import OverBudget, StateCache, Version
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -301,13 +301,13 @@ class StateStore:
         budget = config.job.state_cache_mb
         self.cache: StateCache | None = StateCache(budget * 1_000_000) if budget > 0 else None
         #: A batch whose state versions the table held before it ran (a replay): what it
-        #: computes again need not be what the table keeps, so the cache drops it.
+        #: computes again need not be what the table keeps, so the cache does not take it in
+        #: and the next batch reloads from the table.
         self._replay: int | None = None
 
-    @property
-    def caching(self) -> bool:
-        """Whether batches keep the cache up to date (see :meth:`record`)."""
-        return self.cache is not None
+    def wants(self, batch_id: int) -> bool:
+        """Whether :meth:`record` would take this batch's versions in (collect them only then)."""
+        return self.cache is not None and self.cache.covers(batch_id) and self._replay != batch_id
 
     def due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
         """Groups whose newest state awaits a confirmation that this batch's clocks make due."""
@@ -341,13 +341,9 @@ class StateStore:
 
     def record(self, batch_id: int, rows: pa.Table) -> None:
         """The state versions this batch wrote (after its ``group_state`` write)."""
-        if self.cache is None or not self.cache.covers(batch_id):
+        if not self.wants(batch_id):
             return
-        if self._replay == batch_id:
-            # Its first attempt's versions stand in the table (this attempt's write was
-            # skipped): the next batch reloads them from there.
-            self.cache.invalidate()
-            return
+        assert self.cache is not None
         try:
             self.cache.add(batch_id, versions(rows, batch_id))
         except OverBudget as exc:
@@ -359,10 +355,12 @@ class StateStore:
             self.cache.forget(groups, batch_id)
 
     def settle(self, batch_id: int, *, completed: bool) -> None:
-        """The batch ended: the cache now mirrors it, or (if it failed) is dropped."""
+        """The batch ended: the cache now mirrors it, or is dropped if the batch failed or was
+        a replay (its first attempt's versions stand in the table, this attempt's write was
+        skipped)."""
         if self.cache is None:
             return
-        if completed:
+        if completed and self._replay != batch_id:
             self.cache.settle(batch_id)
         else:
             self.cache.invalidate()
@@ -414,13 +412,8 @@ def load(spark: SparkSession, config: Config, cache: StateCache, batch_id: int) 
             F.count(F.lit(1)).alias("groups"), F.sum(F.coalesce("chars", F.lit(0))).alias("chars")
         ).first()
         assert size is not None
-        needed = int(size["groups"]) * ENTRY_OVERHEAD + int(size["chars"] or 0)
-        if needed > cache.budget_bytes:
-            cache.invalidate()
-            raise OverBudget(
-                f"the groups' newest state takes {needed / 1e6:.0f} MB, "
-                f"over the cache's {cache.budget_bytes / 1e6:.0f} MB"
-            )
+        cache.invalidate()
+        cache.check_fits(int(size["groups"]), int(size["chars"] or 0))
         with _small_column_batches(spark):
             rows = (
                 table.join(newest.select("group", "batch_id"), ["group", "batch_id"], "left_semi")
