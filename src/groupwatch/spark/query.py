@@ -27,7 +27,7 @@ import functools
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from groupwatch import tables
 from groupwatch.config import Config
@@ -278,11 +278,7 @@ class GroupwatchQuery:
         if self.notifier is not None:
             # Findings and snapshots of one batch go together: a snapshot without findings
             # is what resolves a group's open alerts. Delivery never blocks the batch.
-            found = writes.table_rows(out, tables.FINDINGS).collect() if tally.findings else []
-            snaps = rows.snapshots.select(
-                "group", "generation", "tombstone", "source_timestamp", "source_offset"
-            ).collect()
-            self.notifier.process(found, snaps)
+            self.notifier.process(*_alert_rows(out, rows, collected, bool(tally.findings)))
         return counts
 
     def _validate(
@@ -317,3 +313,28 @@ class GroupwatchQuery:
             self.state.forget(done.forgotten, batch_id)
             if self.metrics is not None:
                 self.metrics.state_groups.set(done.kept)
+
+
+#: What the notifier reads of a snapshot: enough to resolve a group's open alerts.
+_ALERT_SNAPSHOT_FIELDS = ("group", "generation", "tombstone", "source_timestamp", "source_offset")
+
+
+def _alert_rows(
+    out: DataFrame,
+    rows: writes.BatchRows,
+    collected: writes.Collected | None,
+    any_findings: bool,
+) -> tuple[list[Any], list[Any]]:
+    """The batch's findings and snapshots for the notifier.
+
+    A batch written from the driver already holds them as Arrow, so no Spark job runs for the
+    alerts; otherwise they are collected from the persisted output."""
+    if collected is not None:
+        found = collected.get(tables.FINDINGS.name)
+        snaps = collected.get(tables.GROUP_SNAPSHOTS.name)
+        return (
+            [] if found is None else found.to_pylist(),
+            [] if snaps is None else snaps.select(list(_ALERT_SNAPSHOT_FIELDS)).to_pylist(),
+        )
+    found_rows = writes.table_rows(out, tables.FINDINGS).collect() if any_findings else []
+    return found_rows, rows.snapshots.select(*_ALERT_SNAPSHOT_FIELDS).collect()
