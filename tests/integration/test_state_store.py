@@ -126,3 +126,20 @@ def test_over_its_budget_the_store_reads_the_table(spark, tmp_path: Path) -> Non
     assert "big" in [r[0] for r in got]
     off = state_store.StateStore(spark, _cfg(tmp_path, "job.state_cache_mb=0"))
     assert off.cache is None and off.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]
+
+
+def test_session_settings_are_put_back(spark) -> None:  # type: ignore[no-untyped-def]
+    """What the job sets for one write (transaction ids, a commit note, the column batch) is
+    gone afterwards: a setting left behind would tag or shape the next, unrelated write."""
+    key, other = "spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion"
+    with sinks.transaction(spark, "app", 7):
+        assert (spark.conf.get(key), spark.conf.get(other)) == ("app", "7")
+    assert spark.conf.get(key, None) is None and spark.conf.get(other, None) is None
+    spark.conf.set(key, "theirs")
+    try:
+        with pytest.raises(RuntimeError), sinks.session_settings(spark, {key: "mine"}):
+            assert spark.conf.get(key) == "mine"
+            raise RuntimeError("a failed write")
+        assert spark.conf.get(key) == "theirs"
+    finally:
+        spark.conf.unset(key)

@@ -9,7 +9,7 @@ carry the same transaction id through the session confs, so they are skipped too
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,23 +123,32 @@ def transaction(spark: SparkSession, app_id: str, batch_id: int) -> Iterator[Non
 
     The settings are session-wide, so every write run inside must belong to this batch.
     """
-    spark.conf.set(_TXN_APP, app_id)
-    spark.conf.set(_TXN_VERSION, str(batch_id))
-    try:
+    with session_settings(spark, {_TXN_APP: app_id, _TXN_VERSION: str(batch_id)}):
         yield
-    finally:
-        spark.conf.unset(_TXN_APP)
-        spark.conf.unset(_TXN_VERSION)
 
 
 @contextmanager
 def commit_note(spark: SparkSession, note: str) -> Iterator[None]:
     """Delta commits made inside carry ``note`` as their ``userMetadata`` in the history."""
-    spark.conf.set(_USER_METADATA, note)
+    with session_settings(spark, {_USER_METADATA: note}):
+        yield
+
+
+@contextmanager
+def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """The session's SQL settings changed for what runs inside, then put back as they were
+    (a setting that was not set is unset again)."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         yield
     finally:
-        spark.conf.unset(_USER_METADATA)
+        for key, was in before.items():
+            if was is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, was)
 
 
 def run_once(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,18 +36,9 @@ STATE_READ_BATCH_ROWS = 256
 _BATCH_SIZE = "spark.sql.parquet.columnarReaderBatchSize"
 
 
-@contextmanager
-def _small_column_batches(spark: SparkSession) -> Iterator[None]:
+def _small_column_batches(spark: SparkSession) -> AbstractContextManager[None]:
     """Spark jobs run inside read Parquet in batches of ``STATE_READ_BATCH_ROWS`` rows."""
-    before = spark.conf.get(_BATCH_SIZE, None)
-    spark.conf.set(_BATCH_SIZE, str(STATE_READ_BATCH_ROWS))
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(_BATCH_SIZE)
-        else:
-            spark.conf.set(_BATCH_SIZE, before)
+    return sinks.session_settings(spark, {_BATCH_SIZE: str(STATE_READ_BATCH_ROWS)})
 
 
 @dataclass(frozen=True)
