@@ -181,3 +181,42 @@ def test_kip848_groups_are_left_to_the_modern_checks() -> None:
     analyzer.states[GROUP] = replace(state, modern=ModernState(GroupType.CONSUMER))
     assert _look(analyzer, "PreparingRebalance", 400) == []
     assert _look(analyzer, "PreparingRebalance", 500) == []
+
+
+def test_analyze_looks_twice_at_the_groups_the_brokers_report_rebalancing() -> None:
+    from collections.abc import Sequence
+
+    from groupwatch.detect.brokers import look_twice
+
+    analyzer, _ = _run([_gen(7, 0), *_commits(2, 20)])
+    asked: list[list[str]] = []
+    slept: list[float] = []
+    clock = iter([BASE_TIME_MS + 400_000, BASE_TIME_MS + 405_000])
+
+    def describe(groups: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+        asked.append(list(groups))
+        return {g: ("PreparingRebalance", ("A-1 (a)",)) for g in groups}
+
+    [f] = look_twice(analyzer, describe, 5.0, slept.append, lambda: next(clock))
+    assert asked == [[GROUP], [GROUP]] and slept == [5.0]
+    assert f.evidence["broker_members"] == ["A-1 (a)"] and f.generation == 7
+
+
+def test_analyze_looks_once_at_settled_groups_and_not_at_all_at_emptied_ones() -> None:
+    from collections.abc import Sequence
+
+    from groupwatch.detect.brokers import look_twice
+
+    analyzer, _ = _run([_gen(7, 0), *_commits(2, 20)])
+    slept: list[float] = []
+
+    def stable(groups: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+        return {g: ("Stable", ()) for g in groups}
+
+    assert look_twice(analyzer, stable, 5.0, slept.append) == [] and slept == []
+    emptied, _ = _run([_gen(7, 0), _gen(8, 10, members=())])
+
+    def refuse(groups: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+        raise AssertionError(f"asked about {groups}")
+
+    assert look_twice(emptied, refuse) == []
