@@ -116,6 +116,15 @@ class DetectConfig:
     assignment_lag_max_seconds: int = _DETECTOR.assignment_lag_max_ms // 1000
     #: The brokers' session timeout for static members away at epoch -2.
     static_session_timeout_seconds: int = _DETECTOR.static_session_timeout_ms // 1000
+    #: ``rebalance_stuck`` from the records: generations missing between two records ...
+    stuck_skipped_generations: int = _DETECTOR.stuck_skipped_generations
+    #: ... after this long without a commit or a completed generation.
+    stuck_skipped_after_seconds: int = _DETECTOR.stuck_skipped_after_ms // 1000
+    #: ``rebalance_stuck`` from the brokers' view: how long a rebalancing group may go without
+    #: a completed generation or a commit.
+    stuck_after_seconds: int = _DETECTOR.stuck_after_ms // 1000
+    #: How often the job's driver asks the brokers which groups are rebalancing (0 = never).
+    stuck_check_seconds: int = 30
     #: The brokers' Kafka version (e.g. ``4.1.1``), "" if unknown.
     broker_version: str = ""
     #: Known partition counts, topic -> count; topics not listed are inferred from records.
@@ -141,6 +150,9 @@ class DetectConfig:
                 unreleased_max_ms=self.unreleased_max_seconds * 1000,
                 assignment_lag_max_ms=self.assignment_lag_max_seconds * 1000,
                 static_session_timeout_ms=self.static_session_timeout_seconds * 1000,
+                stuck_skipped_generations=self.stuck_skipped_generations,
+                stuck_skipped_after_ms=self.stuck_skipped_after_seconds * 1000,
+                stuck_after_ms=self.stuck_after_seconds * 1000,
                 broker_version=self.broker_version or None,
                 partitions_per_topic=counts,
             )

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from groupwatch.detect.catalogue import SEVERITIES
@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server",
         metavar="HOST:PORT",
-        help="look partition counts up on this broker (admin client)",
+        help="look partition counts up on this broker (admin client), and ask it, after the "
+        "input, whether the groups rebalance (rebalance_stuck)",
     )
 
 
@@ -93,6 +94,21 @@ def _write(findings: Iterable[Finding], out: IO[str], counts: Counter[str]) -> N
         out.write("\n")
 
 
+def _look_at_brokers(analyzer: Analyzer, bootstrap: str, counts: Counter[str]) -> None:
+    """The brokers' view of the groups the input left with members (``rebalance_stuck``)."""
+    from groupwatch.detect.brokers import RECHECK_SECONDS, describe_groups, look_twice
+
+    def describe(groups: Sequence[str]) -> Mapping[str, tuple[str, tuple[str, ...]]]:
+        return describe_groups(bootstrap, groups)
+
+    try:
+        found = look_twice(analyzer, describe, RECHECK_SECONDS)
+    except PartitionsError as exc:
+        print(f"groupwatch analyze: {exc}; groups judged from the records only", file=sys.stderr)
+        return
+    _write(found, sys.stdout, counts)
+
+
 def run(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     try:
@@ -120,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if stream is not sys.stdin:
             stream.close()
+    if args.bootstrap_server:
+        _look_at_brokers(analyzer, str(args.bootstrap_server), by_severity)
     sys.stdout.flush()
     for severity in SEVERITIES:
         print(f"groupwatch analyze: {severity}: {by_severity.get(severity, 0)}", file=sys.stderr)

@@ -100,6 +100,34 @@ class DetectorConfig:
             "`group.consumer.session.timeout.ms`)"
         ),
     )
+    stuck_skipped_generations: int = field(
+        default=3,
+        metadata=_doc(
+            "`rebalance_stuck` from the records: this many generations or more missing between "
+            "two group-metadata records (joins whose SyncGroup never completed; a healthy "
+            "rolling restart skips one or two) ..."
+        ),
+    )
+    stuck_skipped_after_ms: int = field(
+        default=60_000,
+        metadata=_doc(
+            "... after at least this long (ms, record time) without a commit or a completed "
+            "generation of the group, which had members and committed offsets before"
+        ),
+    )
+    stuck_after_ms: int = field(
+        default=300_000,
+        metadata=_doc(
+            "`rebalance_stuck` from the brokers' view: how long (ms) a group the brokers report "
+            "PreparingRebalance/CompletingRebalance may have gone without a completed "
+            "generation or a commit (the default is the Java client's default rebalance "
+            "timeout: a rebalance within it does not alarm)"
+        ),
+    )
+    max_named_members: int = field(
+        default=100,
+        metadata=_doc("state bound: members of the last completed generation kept by name"),
+    )
     broker_version: str | None = field(
         default=None,
         metadata=_doc(
@@ -147,5 +175,9 @@ class DetectorConfig:
             < 0
         ):
             raise ValueError("KIP-848 time limits must not be negative")
+        if self.stuck_skipped_generations < 1:
+            raise ValueError("stuck_skipped_generations must be at least 1")
+        if min(self.stuck_skipped_after_ms, self.stuck_after_ms, self.max_named_members) < 0:
+            raise ValueError("rebalance_stuck thresholds must not be negative")
         if any(n < 0 for n in self.partitions_per_topic.values()):
             raise ValueError("partition counts must not be negative")

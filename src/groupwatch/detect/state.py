@@ -20,6 +20,7 @@ from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.model import (
+    BrokerView,
     Event,
     GroupSnapshot,
     OffsetCommit,
@@ -32,10 +33,11 @@ from groupwatch.detect.modern.model import ModernRecord
 from groupwatch.detect.modern.replay import learn_names
 from groupwatch.detect.modern.state import ModernState
 from groupwatch.detect.rules import snapshot_findings
+from groupwatch.detect.stuck import StuckWatch, on_commit, on_snapshot, on_view
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 #: Older state versions this one reads (what they lack starts empty).
-_READS = (1, 2, STATE_VERSION)
+_READS = (1, 2, 3, STATE_VERSION)
 #: Kafka's ``Uuid.ZERO_UUID`` as it prints it: a commit that carries no topic id.
 _ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -72,6 +74,8 @@ class GroupState:
     modern: ModernState | None = None
     #: topic id -> name from the group's v4 offset commits (modern assignments are by id).
     topic_names: Mapping[str, str] = field(default_factory=dict)
+    #: A classic group's last completed generation and commits, for ``rebalance_stuck``.
+    stuck: StuckWatch = field(default_factory=StuckWatch)
 
     @property
     def confirm_until(self) -> tuple[int, int | None] | None:
@@ -107,6 +111,7 @@ class GroupState:
             "withholding_seen": self.withholding_seen,
             "modern": None if self.modern is None else self.modern.to_json(),
             "topic_names": dict(sorted(self.topic_names.items())),
+            "stuck": self.stuck.to_json(),
         }
 
     @classmethod
@@ -127,6 +132,7 @@ class GroupState:
             withholding_seen=bool(doc.get("withholding_seen", False)),
             modern=None if doc.get("modern") is None else ModernState.from_json(doc["modern"]),
             topic_names={str(k): str(v) for k, v in (doc.get("topic_names") or {}).items()},
+            stuck=StuckWatch.from_json(doc.get("stuck") or {}),
         )
 
     def dumps(self) -> str:
@@ -293,7 +299,8 @@ def step(
         raise ValueError(f"event of group {event.group!r} given to the state of {state.group!r}")
     # Stream time first: whatever awaited confirmation past this moment is raised before the
     # record is applied, as it would have been had the group been looked at just before.
-    clock = event.time_ms
+    # The brokers' view is timed by the wall clock of the question: it moves no stream clock.
+    clock = None if isinstance(event, BrokerView) else event.time_ms
     partition = event.partition if isinstance(event, Tick) else event.source.partition
     pending, expired = confirm.expire(state.pending, clock, partition)
     if expired:
@@ -310,6 +317,12 @@ def _apply(
             modern, found = judge.quiesce(state.group, state.modern, event.time_ms, cfg)
             return replace(state, modern=modern), found
         return state, []
+    if isinstance(event, BrokerView):
+        if state.modern is not None:
+            # KIP-848 groups reconcile member by member: judged by the modern checks.
+            return state, []
+        watch, found = on_view(state.stuck, event, cfg)
+        return replace(state, stuck=watch), found
     if isinstance(event, ModernRecord):
         modern = judge.on_record(state.modern, event, cfg)
         if state.topic_names:
@@ -317,6 +330,10 @@ def _apply(
             modern = learn_names(modern, known, cfg.max_inferred_topics)
         return replace(state, modern=modern), []
     if isinstance(event, OffsetCommit):
+        when = event.time_ms if event.time_ms is not None else event.committed_ms
+        watch = on_commit(state.stuck, when)
+        if watch is not state.stuck:
+            state = replace(state, stuck=watch)
         inferred = _infer(
             state.inferred_partitions,
             [TopicPartition(event.topic, event.partition)],
@@ -378,4 +395,8 @@ def _apply(
     outcome = confirm.judge(state.pending, snap, held, cfg.confirm_after_ms, state.withholding_seen)
     state = replace(state, pending=outcome.pending, withholding_seen=outcome.withholding_seen)
     state, cross = _cross_snapshot(state, snap, cfg)
-    return state, cross + outcome.raised + now
+    stuck: list[Finding] = []
+    if state.modern is None:
+        watch, stuck = on_snapshot(state.stuck, snap, cfg)
+        state = replace(state, stuck=watch)
+    return state, stuck + cross + outcome.raised + now

@@ -42,6 +42,7 @@ from groupwatch.spark import (
     writes,
 )
 from groupwatch.spark.batchlog import BatchLog
+from groupwatch.spark.group_views import GroupViews
 from groupwatch.spark.pipelines import read_source
 from groupwatch.spark.topic_names import TopicNames
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
+    from groupwatch.detect.model import BrokerView
     from groupwatch.notify import Notifier
     from groupwatch.spark.metrics import JobMetrics
     from groupwatch.spark.validation import BatchValidator
@@ -89,6 +91,8 @@ class GroupwatchQuery:
         self._caught_up_check = source.CaughtUp(config.source.max_offsets_per_trigger)
         #: topic id -> name from the brokers, refreshed by the driver (``topic_names``).
         self.topic_names = TopicNames.of(spark, config)
+        #: The brokers' view of rebalancing groups (``rebalance_stuck``), asked now and then.
+        self.group_views = GroupViews.of(spark, config)
         #: Group state reads, from the driver's cache when it mirrors the table.
         self.state = state_store.StateStore(spark, config)
 
@@ -156,11 +160,19 @@ class GroupwatchQuery:
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._due_groups(batch_id, stats.clocks)
-            if stats.has_others or malformed is not None or due:
+            views = self.group_views.look()
+            if stats.has_others or malformed is not None or due or views:
                 # Most batches of a quiet cluster hold well-formed offset commits only: no
                 # Python, no state version, no empty commits.
                 written = self._analyze(
-                    df, batch_id, detected_at, stats.clocks, due, malformed, quiescent=quiescent
+                    df,
+                    batch_id,
+                    detected_at,
+                    stats.clocks,
+                    sorted(set(due) | set(views)),
+                    malformed,
+                    quiescent=quiescent,
+                    views=views,
                 )
             # The stream's own clock (newest record time of the batch) decides silence, so a
             # backlog of old records does not expire every group it has not reached yet.
@@ -206,9 +218,11 @@ class GroupwatchQuery:
         malformed_commits: Column | None = None,
         *,
         quiescent: bool = False,
+        views: dict[str, BrokerView] | None = None,
     ) -> dict[str, int]:
         """The Python stage over the batch's groups (those with records and those ``due``),
-        then its rows written; rows written per table."""
+        then its rows written; rows written per table.  ``views``: the brokers' view of some
+        groups (those groups are among ``due``)."""
         records = source.python_records(df, malformed_commits)
         groups = records.select("group").distinct()
         if due:
@@ -224,7 +238,7 @@ class GroupwatchQuery:
         if names:
             detector = dataclasses.replace(detector, topic_names=dict(names))
         out = python_stage.run(
-            records, state, detector, self._output_schemas, detected_at, clocks, quiescent
+            records, state, detector, self._output_schemas, detected_at, clocks, quiescent, views
         ).persist()
         try:
             return self._write_outputs(out, batch_id, detected_at, df)

@@ -33,6 +33,7 @@ def test_catalogue_is_the_contract() -> None:
         "generation_regression": "warning",
         "rebalance_storm": "warning",
         "generation_churn_stable_membership": "warning",
+        "rebalance_stuck": "error",
         "partition_owned_twice": "critical",
         "partition_assigned_and_pending": "critical",
         "handover_while_held": "critical",
