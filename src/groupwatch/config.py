@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from groupwatch import locations
+from groupwatch.detect import partitions
 from groupwatch.detect.config import DetectorConfig
 
 ENV_PREFIX = "GROUPWATCH_"
@@ -129,13 +130,22 @@ class DetectConfig:
     broker_version: str = ""
     #: Known partition counts, topic -> count; topics not listed are inferred from records.
     partitions: Mapping[str, str] = field(default_factory=dict)
+    #: From when ``partitions`` hold: "" = from when the job starts (a count stated today says
+    #: nothing about last month), an ISO-8601 time, or "always" (every record).
+    partitions_since: str = ""
 
-    def detector(self) -> DetectorConfig:
-        """The engine's own configuration object."""
+    def detector(self, now_ms: int | None = None) -> DetectorConfig:
+        """The engine's own configuration object (``now_ms``: when the job starts)."""
         try:
             counts = {topic: int(n) for topic, n in self.partitions.items()}
         except ValueError as exc:
             raise ConfigError(f"detect.partitions: counts must be integers ({exc})") from None
+        try:
+            since = partitions.parse_since(
+                self.partitions_since, partitions.now_ms() if now_ms is None else now_ms
+            )
+        except partitions.PartitionsError as exc:
+            raise ConfigError(f"detect.partitions_since: {exc}") from exc
         protocols = tuple(p.strip() for p in self.cooperative_protocols.split(",") if p.strip())
         try:
             return replace(
@@ -155,6 +165,7 @@ class DetectConfig:
                 stuck_after_ms=self.stuck_after_seconds * 1000,
                 broker_version=self.broker_version or None,
                 partitions_per_topic=counts,
+                partitions_as_of_ms=since if counts else None,
             )
         except ValueError as exc:
             raise ConfigError(f"[detect]: {exc}") from exc

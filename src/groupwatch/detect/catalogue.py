@@ -96,6 +96,18 @@ CATALOGUE: tuple[Kind, ...] = (
         ("KAFKA-14016",),
     ),
     Kind(
+        "subscribed_topic_missing",
+        "info",
+        "topic",
+        True,
+        "Members subscribe to a topic that does not exist (deleted; Kafka's Java consumer keeps "
+        "a deleted topic in its subscription until restarted): the leader assigned none of its "
+        "partitions while it assigned other topics, or the topic had partitions before, or the "
+        "brokers list no such topic. Its partitions are not counted as unassigned; raised each "
+        "generation until the subscription changes or the topic exists again (a re-created "
+        "topic's partitions are counted anew).",
+    ),
+    Kind(
         "imbalanced_assignment",
         "warning",
         "snapshot",

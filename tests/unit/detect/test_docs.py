@@ -25,6 +25,7 @@ def test_catalogue_is_the_contract() -> None:
         "stale_owned_partitions": "warning",
         "stale_claim_honored": "warning",
         "unassigned_partitions": "warning",
+        "subscribed_topic_missing": "info",
         "imbalanced_assignment": "warning",
         "userdata_mismatch": "warning",
         "sticky_divergence": "info",

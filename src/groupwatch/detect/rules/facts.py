@@ -10,6 +10,7 @@ from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.expected import Expected, NoExpected, expected_assignment
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.model import GroupSnapshot, MemberState
+from groupwatch.detect.topic_counts import Missing
 
 TP = TopicPartition
 
@@ -37,6 +38,8 @@ class Facts:
     #: The group was seen withholding claimed partitions for a round and handing them out in
     #: the next: it rebalances cooperatively whatever its assignor is called (Streams).
     withholding_seen: bool = False
+    #: Subscribed topics that did not exist for the generation's leader (deleted).
+    missing: Mapping[str, Missing] = field(default_factory=dict)
 
     @property
     def cooperative(self) -> bool:
@@ -63,8 +66,16 @@ def facts(
     counts: Mapping[str, int],
     count_sources: Mapping[str, str],
     withholding_seen: bool = False,
+    missing: Mapping[str, Missing] | None = None,
 ) -> Facts:
-    f = Facts(snap, config, counts, count_sources, withholding_seen=withholding_seen)
+    f = Facts(
+        snap,
+        config,
+        counts,
+        count_sources,
+        withholding_seen=withholding_seen,
+        missing=missing or {},
+    )
     for m in snap.members:
         for tp in dict.fromkeys(m.claim):
             f.claimants.setdefault(tp, []).append(m)
