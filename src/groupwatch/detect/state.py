@@ -19,6 +19,7 @@ from groupwatch.detect import confirm
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
 from groupwatch.detect.findings import Finding
+from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import (
     Event,
     GroupSnapshot,
@@ -72,6 +73,11 @@ class GroupState:
     modern: ModernState | None = None
     #: topic id -> name from the group's v4 offset commits (modern assignments are by id).
     topic_names: Mapping[str, str] = field(default_factory=dict)
+    #: The last completed generation (a record with assignments) and the completed one before
+    #: it: what claims without a generation are checked against (a record that repeats the
+    #: last generation is checked against the one before).
+    assigned: AssignedGeneration | None = None
+    assigned_before: AssignedGeneration | None = None
 
     @property
     def confirm_until(self) -> tuple[int, int | None] | None:
@@ -92,7 +98,7 @@ class GroupState:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (``json.dumps`` it to store the state as a string)."""
-        return {
+        doc: dict[str, Any] = {
             "v": STATE_VERSION,
             "group": self.group,
             "last_generation": self.last_generation,
@@ -108,6 +114,12 @@ class GroupState:
             "modern": None if self.modern is None else self.modern.to_json(),
             "topic_names": dict(sorted(self.topic_names.items())),
         }
+        # Only when kept: a state without them reads as before, in either direction.
+        if self.assigned is not None:
+            doc["assigned"] = self.assigned.to_json()
+        if self.assigned_before is not None:
+            doc["assigned_before"] = self.assigned_before.to_json()
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> GroupState:
@@ -127,6 +139,8 @@ class GroupState:
             withholding_seen=bool(doc.get("withholding_seen", False)),
             modern=None if doc.get("modern") is None else ModernState.from_json(doc["modern"]),
             topic_names={str(k): str(v) for k, v in (doc.get("topic_names") or {}).items()},
+            assigned=_assigned(doc.get("assigned")),
+            assigned_before=_assigned(doc.get("assigned_before")),
         )
 
     def dumps(self) -> str:
@@ -135,6 +149,10 @@ class GroupState:
     @classmethod
     def loads(cls, text: str) -> GroupState:
         return cls.from_json(json.loads(text))
+
+
+def _assigned(doc: Mapping[str, Any] | None) -> AssignedGeneration | None:
+    return None if doc is None else AssignedGeneration.from_json(doc)
 
 
 def _infer(
@@ -372,7 +390,17 @@ def _apply(
     if inferred is not state.inferred_partitions:
         state = replace(state, inferred_partitions=inferred)
     counts, sources = partition_counts(state, cfg)
-    found = snapshot_findings(snap, cfg, counts, sources, state.withholding_seen)
+    last = state.assigned
+    repeated = last is not None and last.generation == snap.generation
+    previous = state.assigned_before if repeated else last
+    if previous is not None and previous.generation >= snap.generation:
+        previous = None  # a regression: what came before is no guide
+    found = snapshot_findings(
+        snap, cfg, counts, sources, state.withholding_seen, previous, repeated
+    )
+    if not snap.awaiting_assignment:
+        kept = AssignedGeneration.of_snapshot(snap, cfg.max_inferred_topics)
+        state = replace(state, assigned=kept, assigned_before=previous)
     now = [f for f in found if f.kind not in confirm.TRANSIENT_KINDS]
     held = [f for f in found if f.kind in confirm.TRANSIENT_KINDS]
     outcome = confirm.judge(state.pending, snap, held, cfg.confirm_after_ms, state.withholding_seen)
