@@ -87,7 +87,7 @@ def rerun_comparable(f: Facts) -> str | None:
             "the record repeats a completed generation (a static member replaced): its "
             "assignment was made on the earlier members' subscriptions"
         )
-    if f.inputs_adjusted:
+    if f.inferred_stale:
         return "claims inferred stale were left out of the re-run's inputs"
     leader = next((m for m in f.snap.members if m.member_id == f.snap.leader), None)
     if leader is None:

@@ -34,9 +34,9 @@ class Facts:
     assignees: dict[TP, list[str]] = field(default_factory=dict)
     highest_claim_generation: int = -1
     expected: Expected | NoExpected | None = None
-    #: The re-run's inputs differ from what the leader read: claims inferred stale were left
-    #: out of them.
-    inputs_adjusted: bool = False
+    #: member -> its claims inferred stale, left out of the re-run's inputs (which then
+    #: differ from what the leader read).
+    inferred_stale: dict[str, set[TP]] = field(default_factory=dict)
     #: The record repeats a generation already assigned (a static member replaced under the
     #: same generation): its assignment is the earlier leader's, made on other subscriptions.
     repeated_generation: bool = False
@@ -95,13 +95,11 @@ def facts(
         for tp in dict.fromkeys(m.assigned):
             f.assignees.setdefault(tp, []).append(m.member_id)
     f.highest_claim_generation = max((m.claim_generation for m in snap.members), default=-1)
+    for (member, tp), why in f.reading.stale.items():
+        if why.inferred_from is not None:
+            f.inferred_stale.setdefault(member, set()).add(tp)
     if f.sticky:
-        stale: dict[str, set[TP]] = {}
-        for (member, tp), why in f.reading.stale.items():
-            if why.inferred_from is not None:
-                stale.setdefault(member, set()).add(tp)
-        f.inputs_adjusted = bool(stale)
-        f.expected = expected_assignment(snap, counts, stale)
+        f.expected = expected_assignment(snap, counts, f.inferred_stale)
     return f
 
 
