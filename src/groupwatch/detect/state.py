@@ -19,6 +19,7 @@ from groupwatch.detect import confirm, topic_counts
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
 from groupwatch.detect.findings import Finding
+from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import (
     BrokerView,
     Event,
@@ -81,6 +82,11 @@ class GroupState:
     topics_gone: Mapping[str, int] = field(default_factory=dict)
     #: topic -> the generation since which the group subscribes to it while it is missing.
     missing_since: Mapping[str, int] = field(default_factory=dict)
+    #: The last completed generation (a record with assignments) and the completed one before
+    #: it: what claims without a generation are checked against (a record that repeats the
+    #: last generation is checked against the one before).
+    assigned: AssignedGeneration | None = None
+    assigned_before: AssignedGeneration | None = None
 
     @property
     def confirm_until(self) -> tuple[int, int | None] | None:
@@ -101,7 +107,7 @@ class GroupState:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (``json.dumps`` it to store the state as a string)."""
-        return {
+        doc: dict[str, Any] = {
             "v": STATE_VERSION,
             "group": self.group,
             "last_generation": self.last_generation,
@@ -120,6 +126,12 @@ class GroupState:
             "topics_gone": dict(sorted(self.topics_gone.items())),
             "missing_since": dict(sorted(self.missing_since.items())),
         }
+        # Only when kept: a state without them reads as before, in either direction.
+        if self.assigned is not None:
+            doc["assigned"] = self.assigned.to_json()
+        if self.assigned_before is not None:
+            doc["assigned_before"] = self.assigned_before.to_json()
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> GroupState:
@@ -142,6 +154,8 @@ class GroupState:
             stuck=StuckWatch.from_json(doc.get("stuck") or {}),
             topics_gone={str(k): int(v) for k, v in (doc.get("topics_gone") or {}).items()},
             missing_since={str(k): int(v) for k, v in (doc.get("missing_since") or {}).items()},
+            assigned=_assigned(doc.get("assigned")),
+            assigned_before=_assigned(doc.get("assigned_before")),
         )
 
     def dumps(self) -> str:
@@ -150,6 +164,10 @@ class GroupState:
     @classmethod
     def loads(cls, text: str) -> GroupState:
         return cls.from_json(json.loads(text))
+
+
+def _assigned(doc: Mapping[str, Any] | None) -> AssignedGeneration | None:
+    return None if doc is None else AssignedGeneration.from_json(doc)
 
 
 def _infer(
@@ -451,7 +469,17 @@ def _apply(
     for topic in missing:  # the leader had no such topic: nothing of it can be unassigned
         counts.pop(topic, None)
         sources.pop(topic, None)
-    found = snapshot_findings(snap, cfg, counts, sources, state.withholding_seen, missing)
+    last = state.assigned
+    repeated = last is not None and last.generation == snap.generation
+    previous = state.assigned_before if repeated else last
+    if previous is not None and previous.generation >= snap.generation:
+        previous = None  # a regression: what came before is no guide
+    found = snapshot_findings(
+        snap, cfg, counts, sources, state.withholding_seen, missing, previous, repeated
+    )
+    if not snap.awaiting_assignment:
+        kept = AssignedGeneration.of_snapshot(snap, cfg.max_inferred_topics)
+        state = replace(state, assigned=kept, assigned_before=previous)
     now = [f for f in found if f.kind not in confirm.TRANSIENT_KINDS]
     held = [f for f in found if f.kind in confirm.TRANSIENT_KINDS]
     outcome = confirm.judge(state.pending, snap, held, cfg.confirm_after_ms, state.withholding_seen)

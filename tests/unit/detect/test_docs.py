@@ -20,6 +20,7 @@ def test_catalogue_is_the_contract() -> None:
     assert {k.name: k.severity for k in CATALOGUE} == {
         "assignment_overlap": "critical",
         "owned_overlap_same_generation": "critical",
+        "owned_overlap_without_generation": "critical",
         "cooperative_revocation_violation": "critical",
         "unsubscribed_assignment": "critical",
         "stale_owned_partitions": "warning",
