@@ -93,6 +93,29 @@ class JobConfig:
     state_cache_mb: int = 1024
 
 
+@dataclass(frozen=True)
+class UpkeepConfig:
+    """Table upkeep the job does itself, between batches (``docs/job.md``, "Table upkeep")."""
+
+    #: Every table is compacted, vacuumed and its expired log removed once per this many
+    #: batches, one table at a time spread over them (0 = never: no compaction, VACUUM, log
+    #: removal or history retention by the job; the table properties below still apply).
+    every_n_batches: int = 20
+    #: Compaction rewrites files smaller than this into files of about this size.
+    target_file_mb: int = 64
+    #: ``delta.checkpointInterval``: a log checkpoint every this many commits.
+    checkpoint_interval: int = 100
+    #: ``delta.logRetentionDuration``: log entries older than this (and older than the
+    #: newest checkpoint before them) are removed: how far back time travel reaches.
+    log_retention_hours: int = 12
+    #: ``delta.deletedFileRetentionDuration``: data files no longer in the table stay this long
+    #: for readers of older versions, then VACUUM removes them.
+    deleted_file_retention_hours: int = 12
+    #: Rows of ``group_snapshots`` and ``member_assignments`` whose ``snapshot_date`` is more
+    #: than this many days before the stream's clock are deleted (0 = keep forever).
+    history_retention_days: int = 90
+
+
 _DETECTOR = DetectorConfig()
 
 
@@ -221,6 +244,7 @@ class Config:
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    upkeep: UpkeepConfig = field(default_factory=UpkeepConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def table_path(self, table: str) -> str:
@@ -242,6 +266,7 @@ SECTIONS: dict[str, type[Any]] = {
     "validation": ValidationConfig,
     "metrics": MetricsConfig,
     "alerts": AlertsConfig,
+    "upkeep": UpkeepConfig,
     "spark": SparkConfig,
 }
 

@@ -145,6 +145,7 @@ LAYERS: dict[str, int] = {
     "processing": 6,
     "deltaread": 7,
     "deltawrite": 8,
+    "upkeep": 8,
     "notify": 8,
     "spark": 9,
     "dashboard": 9,
