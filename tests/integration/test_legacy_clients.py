@@ -3,6 +3,9 @@
 - KAFKA-7026 on kafka-clients 2.2.2 ``StickyAssignor``: two members assigned one partition in
   one generation, by the clients' own logs; ``groupwatch analyze`` and the job raise a critical
   ``assignment_overlap`` at that generation naming both.
+- KAFKA-13406 on kafka-clients 3.0.0 cooperative-sticky: every leader refuses its assignment
+  ("Assignor supporting the COOPERATIVE protocol violates its requirements"), generations pass
+  and ``__consumer_offsets`` skips them.
 - Healthy groups on the same releases: nothing above info.
 
 Then ``analyze`` and the job agree finding for finding on all of them.  The reproductions are
@@ -19,9 +22,11 @@ import pytest
 from groupwatch import config
 from tests import verdicts
 from tests.legacy import (
+    COOPERATIVE_VIOLATION,
     Reproduction,
     healthy_lifecycle,
     reproduce_kafka_7026,
+    reproduce_kafka_13406,
 )
 from tests.realgroups import dump_consumer_offsets, make_config, run_once
 
@@ -40,6 +45,11 @@ def kafka_7026(broker: str, legacy_work: Path) -> Reproduction:
 
 
 @pytest.fixture(scope="module")
+def kafka_13406(broker: str, legacy_work: Path) -> Reproduction:
+    return reproduce_kafka_13406(broker, legacy_work)
+
+
+@pytest.fixture(scope="module")
 def legacy_healthy(broker: str, legacy_work: Path) -> list[Reproduction]:
     return [
         healthy_lifecycle(broker, legacy_work, "2.2.2", "sticky", "legacy-healthy-sticky-222"),
@@ -51,9 +61,9 @@ def legacy_healthy(broker: str, legacy_work: Path) -> list[Reproduction]:
 
 @pytest.fixture(scope="module")
 def legacy_groups(
-    kafka_7026: Reproduction, legacy_healthy: list[Reproduction]
+    kafka_7026: Reproduction, kafka_13406: Reproduction, legacy_healthy: list[Reproduction]
 ) -> dict[str, Reproduction]:
-    return {r.group: r for r in (kafka_7026, *legacy_healthy)}
+    return {r.group: r for r in (kafka_7026, kafka_13406, *legacy_healthy)}
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +136,33 @@ def test_kafka_7026_raises_assignment_overlap_naming_both(
         assert {f"{f['topic']}-{f['partition']}" for f in overlaps} == partitions, what
         for f in overlaps:
             assert sorted(m.split("-", 1)[0] for m in f["members"]) == ["C1", "C2"], (what, f)
+
+
+# -- KAFKA-13406 -----------------------------------------------------------------------------------
+def stuck_generations(r: Reproduction) -> list[int]:
+    """The clients' own account: the generations whose leader refused its assignment."""
+    return sorted({g for m in r.clients.members.values() for g in m.refused})
+
+
+def test_kafka_13406_every_leader_refuses_and_generations_skip(kafka_13406: Reproduction) -> None:
+    refused = stuck_generations(kafka_13406)
+    assert len(refused) >= 2, refused
+    assert kafka_13406.errors(COOPERATIVE_VIOLATION), "no leader threw"
+    # A's SyncGroup came after the next rebalance had begun: its stale claim is the cause.
+    assert kafka_13406.clients.lines_with("SyncGroup failed: The group began another rebalance")
+    written = kafka_13406.generations()
+    assert written == sorted(written)
+    # No record of any refused generation; the first record after them jumps past all.
+    assert not set(refused) & set(written), (refused, written)
+    before = [g for g in written if g < refused[0]]
+    after = [g for g in written if g > refused[-1]]
+    assert before and after, written
+    assert after[0] - before[-1] > len(refused), (before[-1], after[0], refused)
+    # Taken while the group was stuck: the newest record is older than the refused generations.
+    assert kafka_13406.records_during is not None
+    assert max(kafka_13406.generations(kafka_13406.records_during)) < refused[0]
+    joined = kafka_13406.clients.generations()
+    assert set(range(before[-1], after[0] + 1)) <= set(joined), "the clients saw every generation"
 
 
 # -- healthy groups on the old releases ----------------------------------------------------------
