@@ -10,5 +10,5 @@ SELECT f.`group`, f.generation, f.topic, f.`partition`, f.members, f.detail, f.d
 FROM delta.`${delta_root}/findings` AS f
 JOIN latest AS l ON f.`group` = l.`group` AND f.generation = l.generation AND NOT l.deleted
 WHERE f.kind IN ('assignment_overlap', 'owned_overlap_same_generation',
-                 'cooperative_revocation_violation')
+                 'owned_overlap_without_generation', 'cooperative_revocation_violation')
 ORDER BY f.`group`, f.topic, f.`partition`

@@ -48,8 +48,25 @@ CATALOGUE: tuple[Kind, ...] = (
         "partition",
         False,
         "Two or more members claim a partition with the same, highest, claim generation; "
-        "Kafka's assignor invalidates it for all of them.",
-        ("KAFKA-12984", "KAFKA-14639", "aiokafka#1176"),
+        "Kafka's assignor (3.5+) invalidates it for all of them. Claims that carry no "
+        'generation are never "the same generation": see '
+        "`owned_overlap_without_generation`.",
+        ("KAFKA-14639",),
+    ),
+    Kind(
+        "owned_overlap_without_generation",
+        "critical",
+        "partition",
+        False,
+        "Two or more members claim a partition, none of these claims carries a generation "
+        "(StickyAssignor user data v0 before 2.3, cooperative-sticky before 3.0, clients that "
+        "never set one) and the records do not tell which is current (every claimant was in "
+        "the last completed generation, or it is not known). What a leader does with it "
+        "depends on its assignor's version: Kafka's current assignor invalidates the claim "
+        "for all of them, a StickyAssignor before 2.3 leaves the partition with every "
+        "claimant. A claimant that was not in the last completed generation, which gave the "
+        "partition to another member, is inferred stale instead (`stale_owned_partitions`).",
+        ("KAFKA-12984", "aiokafka#1176"),
     ),
     Kind(
         "cooperative_revocation_violation",
@@ -72,17 +89,22 @@ CATALOGUE: tuple[Kind, ...] = (
         "warning",
         "member",
         False,
-        "A member claims partitions with a claim generation below the highest in the snapshot "
-        "(absent counts as -1); lists which of them are contested.",
-        ("KAFKA-7026", "KAFKA-13419", "KAFKA-14016", "KAFKA-15106"),
+        "A member's claim on partitions is stale: another member claims them at a higher "
+        "generation or, for a claim that carries no generation, it is inferred stale because "
+        "the member was not in the last completed generation, which gave them to others (the "
+        "finding says so and from which generation). A lower generation nobody contests is "
+        "not stale: Kafka's assignor keeps it, and so does every rule here (one reading of "
+        "each claim per generation).",
+        ("KAFKA-7026", "KAFKA-13419", "KAFKA-15106"),
     ),
     Kind(
         "stale_claim_honored",
         "warning",
         "partition",
         False,
-        "A partition went to a member whose claim on it was stale, while a fresher claimant "
-        "existed and a correct assignor gives it elsewhere.",
+        "A partition went to a member whose claim on it was stale (by generation, or inferred "
+        "as in `stale_owned_partitions`) while another member's claim on it holds, and a "
+        "correct assignor gives it elsewhere (or it went to both).",
         ("KAFKA-7026", "KAFKA-13419"),
     ),
     Kind(
@@ -94,6 +116,18 @@ CATALOGUE: tuple[Kind, ...] = (
         "cooperative leader withholds for one round; raised once confirmed (still so in the "
         "next generation, or after `confirm_after_ms` of stream time).",
         ("KAFKA-14016",),
+    ),
+    Kind(
+        "subscribed_topic_missing",
+        "info",
+        "topic",
+        True,
+        "Members subscribe to a topic that does not exist (deleted; Kafka's Java consumer keeps "
+        "a deleted topic in its subscription until restarted): the leader assigned none of its "
+        "partitions while it assigned other topics, or the topic had partitions before, or the "
+        "brokers list no such topic. Its partitions are not counted as unassigned; raised each "
+        "generation until the subscription changes or the topic exists again (a re-created "
+        "topic's partitions are counted anew).",
     ),
     Kind(
         "imbalanced_assignment",
@@ -124,8 +158,12 @@ CATALOGUE: tuple[Kind, ...] = (
         "snapshot",
         False,
         "Sticky protocols: the actual assignment differs from what Kafka's current assignor "
-        "computes from the same subscriptions.",
-        ("KAFKA-14016", "KAFKA-15170"),
+        "computes from the same subscriptions. Raised only where the re-run's inputs are known "
+        "to equal the leader's: the leader sends subscription v3 (a 3.5+ client, whose "
+        "assignor is the one re-run), the record is the generation's own assignment (not a "
+        "static member's replacement under the same generation), and no claim was inferred "
+        "stale. The finding names a member, what it got and what the re-run gives.",
+        ("KAFKA-15170",),
     ),
     Kind(
         "protocol_version_mix",

@@ -153,8 +153,31 @@ class DetectorConfig:
     partitions_per_topic: Mapping[str, int] = field(
         default_factory=dict,
         metadata=_doc(
-            "known partition counts (`--partitions`, the broker); other topics are inferred"
+            "configured partition counts (`--partitions`, `detect.partitions`); they judge "
+            "the generations written from `partitions_as_of_ms` on; other topics, and earlier "
+            "generations, are judged by what the group's records show"
         ),
+    )
+    partitions_as_of_ms: int | None = field(
+        default=None,
+        metadata=_doc(
+            "when the configured counts were stated (epoch ms: `analyze` uses the file's "
+            "`as_of`, else the time it runs; the job `detect.partitions_since`, else the time "
+            "it starts); `None`: they held for every record"
+        ),
+    )
+    broker_partitions: Mapping[str, int] = field(
+        default_factory=dict,
+        metadata=_doc(
+            "every topic's partition count as the brokers listed it at "
+            "`broker_partitions_as_of_ms` (`analyze --bootstrap-server`): it judges the "
+            "generations written from then on, and a subscribed topic not listed is gone "
+            "from then on"
+        ),
+    )
+    broker_partitions_as_of_ms: int | None = field(
+        default=None,
+        metadata=_doc("when the brokers were asked (epoch ms)"),
     )
 
     def __post_init__(self) -> None:
@@ -179,5 +202,6 @@ class DetectorConfig:
             raise ValueError("stuck_skipped_generations must be at least 1")
         if min(self.stuck_skipped_after_ms, self.stuck_after_ms, self.max_named_members) < 0:
             raise ValueError("rebalance_stuck thresholds must not be negative")
-        if any(n < 0 for n in self.partitions_per_topic.values()):
+        counts = (*self.partitions_per_topic.values(), *self.broker_partitions.values())
+        if any(n < 0 for n in counts):
             raise ValueError("partition counts must not be negative")

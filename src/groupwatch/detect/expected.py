@@ -6,7 +6,7 @@ change there touches only here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from groupwatch.assignor import (
@@ -39,8 +39,11 @@ class NoExpected:
     reason: str
 
 
-def _member_input(m: MemberState, protocol: str) -> MemberSubscription:
-    """What the leader's assignor reads from this member (reference §3.1-3.3).
+def _member_input(
+    m: MemberState, protocol: str, stale: Collection[TopicPartition] = ()
+) -> MemberSubscription:
+    """What the leader's assignor reads from this member (reference §3.1-3.3), less the
+    ``stale`` claims a generation-aware leader would not take as owned.
 
     ``sticky`` (eager) reads only its user data: previous assignment and generation.
     ``cooperative-sticky`` reads ``owned_partitions`` and ``generation_id``, falling back to
@@ -56,6 +59,8 @@ def _member_input(m: MemberState, protocol: str) -> MemberSubscription:
             if m.subscription_generation is not None
             else m.user_data_generation
         )
+    if stale:
+        owned = tuple(tp for tp in owned if tp not in stale)
     return MemberSubscription(
         member_id=m.member_id,
         topics=tuple(m.topics),
@@ -66,15 +71,19 @@ def _member_input(m: MemberState, protocol: str) -> MemberSubscription:
 
 
 def expected_assignment(
-    snapshot: GroupSnapshot, partitions_per_topic: Mapping[str, int]
+    snapshot: GroupSnapshot,
+    partitions_per_topic: Mapping[str, int],
+    stale: Mapping[str, Collection[TopicPartition]] | None = None,
 ) -> Expected | NoExpected:
     """Re-run Kafka's assignor for ``snapshot.protocol`` on the snapshot's subscriptions.
 
     Members are passed in record order (the order the leader saw them); topics with no known
-    partition count are left out, as Kafka leaves out topics without metadata.
+    partition count are left out, as Kafka leaves out topics without metadata.  ``stale``:
+    member -> claims inferred stale from the records, left out of what that member owns.
     """
     protocol = snapshot.protocol or ""
-    members = [_member_input(m, protocol) for m in snapshot.members]
+    gone = stale or {}
+    members = [_member_input(m, protocol, gone.get(m.member_id, ())) for m in snapshot.members]
     counts = {t: n for t, n in partitions_per_topic.items() if n > 0}
     try:
         result = assign(protocol, counts, members)

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupwatch.assignor import TopicPartition
-from groupwatch.detect import confirm
+from groupwatch.detect import confirm, topic_counts
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
 from groupwatch.detect.findings import Finding
+from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import (
     BrokerView,
     Event,
@@ -76,6 +77,16 @@ class GroupState:
     topic_names: Mapping[str, str] = field(default_factory=dict)
     #: A classic group's last completed generation and commits, for ``rebalance_stuck``.
     stuck: StuckWatch = field(default_factory=StuckWatch)
+    #: topic -> event time (ms) the group's records last showed it deleted or re-created:
+    #: counts observed before then no longer hold (:mod:`groupwatch.detect.topic_counts`).
+    topics_gone: Mapping[str, int] = field(default_factory=dict)
+    #: topic -> the generation since which the group subscribes to it while it is missing.
+    missing_since: Mapping[str, int] = field(default_factory=dict)
+    #: The last completed generation (a record with assignments) and the completed one before
+    #: it: what claims without a generation are checked against (a record that repeats the
+    #: last generation is checked against the one before).
+    assigned: AssignedGeneration | None = None
+    assigned_before: AssignedGeneration | None = None
 
     @property
     def confirm_until(self) -> tuple[int, int | None] | None:
@@ -96,7 +107,7 @@ class GroupState:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (``json.dumps`` it to store the state as a string)."""
-        return {
+        doc: dict[str, Any] = {
             "v": STATE_VERSION,
             "group": self.group,
             "last_generation": self.last_generation,
@@ -112,7 +123,15 @@ class GroupState:
             "modern": None if self.modern is None else self.modern.to_json(),
             "topic_names": dict(sorted(self.topic_names.items())),
             "stuck": self.stuck.to_json(),
+            "topics_gone": dict(sorted(self.topics_gone.items())),
+            "missing_since": dict(sorted(self.missing_since.items())),
         }
+        # Only when kept: a state without them reads as before, in either direction.
+        if self.assigned is not None:
+            doc["assigned"] = self.assigned.to_json()
+        if self.assigned_before is not None:
+            doc["assigned_before"] = self.assigned_before.to_json()
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> GroupState:
@@ -133,6 +152,10 @@ class GroupState:
             modern=None if doc.get("modern") is None else ModernState.from_json(doc["modern"]),
             topic_names={str(k): str(v) for k, v in (doc.get("topic_names") or {}).items()},
             stuck=StuckWatch.from_json(doc.get("stuck") or {}),
+            topics_gone={str(k): int(v) for k, v in (doc.get("topics_gone") or {}).items()},
+            missing_since={str(k): int(v) for k, v in (doc.get("missing_since") or {}).items()},
+            assigned=_assigned(doc.get("assigned")),
+            assigned_before=_assigned(doc.get("assigned_before")),
         )
 
     def dumps(self) -> str:
@@ -141,6 +164,10 @@ class GroupState:
     @classmethod
     def loads(cls, text: str) -> GroupState:
         return cls.from_json(json.loads(text))
+
+
+def _assigned(doc: Mapping[str, Any] | None) -> AssignedGeneration | None:
+    return None if doc is None else AssignedGeneration.from_json(doc)
 
 
 def _infer(
@@ -162,15 +189,73 @@ def _infer(
 
 
 def partition_counts(
-    state: GroupState, config: DetectorConfig
+    state: GroupState, config: DetectorConfig, time_ms: int | None = None
 ) -> tuple[dict[str, int], dict[str, str]]:
-    """The counts the rules use: configured/broker counts first, inferred for the rest."""
-    counts = dict(state.inferred_partitions)
-    sources = {t: "inferred" for t in counts}
-    for topic, n in config.partitions_per_topic.items():
-        counts[topic] = n
-        sources[topic] = "configured"
-    return counts, sources
+    """The counts that held at ``time_ms`` and their sources (:func:`topic_counts.counts_at`)."""
+    return topic_counts.counts_at(state.inferred_partitions, state.topics_gone, config, time_ms)
+
+
+def _bounded(known: Mapping[str, int], topic: str, value: int, limit: int) -> Mapping[str, int]:
+    if known.get(topic) == value or (topic not in known and len(known) >= limit):
+        return known
+    return {**known, topic: value}
+
+
+def _commit(state: GroupState, event: OffsetCommit, cfg: DetectorConfig) -> GroupState:
+    """An offset commit: a lower bound on its topic's count, and its topic id."""
+    tid = event.topic_id
+    known_id = bool(tid) and tid != _ZERO_TOPIC_ID
+    renewed = [old for old, name in state.topic_names.items() if name == event.topic and old != tid]
+    if known_id and renewed and event.time_ms is not None:
+        # The same name under a new topic id: the topic was deleted and re-created, and its
+        # partitions are counted anew from this commit on.
+        names = {k: v for k, v in state.topic_names.items() if k not in renewed}
+        anew = {k: v for k, v in state.inferred_partitions.items() if k != event.topic}
+        gone = _bounded(state.topics_gone, event.topic, event.time_ms, cfg.max_inferred_topics)
+        state = replace(state, topic_names=names, inferred_partitions=anew, topics_gone=gone)
+    if event.time_ms is not None or event.topic not in state.topics_gone:
+        # A commit of unknown time (the job's hint of earlier commits) cannot be placed after
+        # a deletion: it says nothing about the topic that exists now.
+        inferred = _infer(
+            state.inferred_partitions,
+            [TopicPartition(event.topic, event.partition)],
+            cfg.max_inferred_topics,
+        )
+        if inferred is not state.inferred_partitions:
+            state = replace(state, inferred_partitions=inferred)
+    if tid is not None and known_id and state.topic_names.get(tid) != event.topic:
+        names = dict(state.topic_names)
+        if tid in names or len(names) < cfg.max_inferred_topics:
+            names[tid] = event.topic
+            state = replace(state, topic_names=names)
+        if state.modern is not None:
+            modern = learn_names(state.modern, ((tid, event.topic),), cfg.max_inferred_topics)
+            state = replace(state, modern=modern)
+    return state
+
+
+def _missing(
+    state: GroupState, snap: GroupSnapshot, cfg: DetectorConfig
+) -> tuple[GroupState, dict[str, topic_counts.Missing]]:
+    """Which subscribed topics the snapshot's leader found no partition of, and the state's
+    record of them: a topic newly missing is gone from this time on (its count is forgotten);
+    an episode ends when the topic is assigned again or no longer subscribed."""
+    if snap.protocol_type != "consumer" or snap.awaiting_assignment:
+        return state, {}
+    missing = topic_counts.missing_topics(
+        snap, state.inferred_partitions, state.topics_gone, state.missing_since, cfg
+    )
+    since = {t: m.since_generation for t, m in missing.items()}
+    gone = state.topics_gone
+    inferred = state.inferred_partitions
+    for topic in missing:
+        if topic not in state.missing_since and snap.time_ms is not None:
+            gone = _bounded(gone, topic, snap.time_ms, cfg.max_inferred_topics)
+        if topic in inferred:
+            inferred = {k: v for k, v in inferred.items() if k != topic}
+    if since != state.missing_since or gone is not state.topics_gone:
+        state = replace(state, missing_since=since, topics_gone=gone, inferred_partitions=inferred)
+    return state, missing
 
 
 def _fingerprint(snap: GroupSnapshot) -> str:
@@ -345,23 +430,7 @@ def _apply(
         watch = on_commit(state.stuck, when)
         if watch is not state.stuck:
             state = _with_stuck(state, watch)
-        inferred = _infer(
-            state.inferred_partitions,
-            [TopicPartition(event.topic, event.partition)],
-            cfg.max_inferred_topics,
-        )
-        if inferred is not state.inferred_partitions:
-            state = replace(state, inferred_partitions=inferred)
-        tid = event.topic_id
-        if tid and tid != _ZERO_TOPIC_ID and state.topic_names.get(tid) != event.topic:
-            names = dict(state.topic_names)
-            if tid in names or len(names) < cfg.max_inferred_topics:
-                names[tid] = event.topic
-                state = replace(state, topic_names=names)
-            if state.modern is not None:
-                modern = learn_names(state.modern, ((tid, event.topic),), cfg.max_inferred_topics)
-                state = replace(state, modern=modern)
-        return state, []
+        return _commit(state, event, cfg), []
     if isinstance(event, Tombstone):
         # A classic group's end; its modern records (an upgrade) live on.
         return (
@@ -370,6 +439,7 @@ def _apply(
                 inferred_partitions=state.inferred_partitions,
                 modern=state.modern,
                 topic_names=state.topic_names,
+                topics_gone=state.topics_gone,
             ),
             [],
         )
@@ -392,15 +462,35 @@ def _apply(
         )
         return state, [finding]
     snap = event
+    state, missing = _missing(state, snap, cfg)
     inferred = _infer(
         state.inferred_partitions,
-        (tp for m in snap.members for tps in (m.claim, m.assigned) for tp in tps),
+        (
+            tp
+            for m in snap.members
+            for tps in (m.claim, m.assigned)
+            for tp in tps
+            if tp[0] not in missing  # old claims of a deleted topic count nothing anew
+        ),
         cfg.max_inferred_topics,
     )
     if inferred is not state.inferred_partitions:
         state = replace(state, inferred_partitions=inferred)
-    counts, sources = partition_counts(state, cfg)
-    found = snapshot_findings(snap, cfg, counts, sources, state.withholding_seen)
+    counts, sources = partition_counts(state, cfg, snap.time_ms)
+    for topic in missing:  # the leader had no such topic: nothing of it can be unassigned
+        counts.pop(topic, None)
+        sources.pop(topic, None)
+    last = state.assigned
+    repeated = last is not None and last.generation == snap.generation
+    previous = state.assigned_before if repeated else last
+    if previous is not None and previous.generation >= snap.generation:
+        previous = None  # a regression: what came before is no guide
+    found = snapshot_findings(
+        snap, cfg, counts, sources, state.withholding_seen, missing, previous, repeated
+    )
+    if not snap.awaiting_assignment:
+        kept = AssignedGeneration.of_snapshot(snap, cfg.max_inferred_topics)
+        state = replace(state, assigned=kept, assigned_before=previous)
     now = [f for f in found if f.kind not in confirm.TRANSIENT_KINDS]
     held = [f for f in found if f.kind in confirm.TRANSIENT_KINDS]
     outcome = confirm.judge(state.pending, snap, held, cfg.confirm_after_ms, state.withholding_seen)

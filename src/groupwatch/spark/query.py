@@ -11,7 +11,8 @@ Every micro-batch runs :meth:`GroupwatchQuery.process_batch` through ``foreachBa
    version per batch: :mod:`~groupwatch.spark.state_store`);
 3. the rows that come back are validated (:mod:`~groupwatch.spark.validation`) and written to
    their tables, each write once per batch id (:mod:`~groupwatch.spark.writes`); the batch is
-   logged and counted (:mod:`~groupwatch.spark.batch_report`).
+   logged and counted (:mod:`~groupwatch.spark.batch_report`);
+4. the tables whose turn it is get their upkeep (:mod:`~groupwatch.spark.upkeep`).
 
 This module only puts those steps in order.  State lives in Delta rather than in Spark's state
 store so that a replayed batch reads exactly the state the first attempt read (versions older
@@ -39,6 +40,7 @@ from groupwatch.spark import (
     sinks,
     source,
     state_store,
+    upkeep,
     writes,
 )
 from groupwatch.spark.batchlog import BatchLog
@@ -181,6 +183,7 @@ class GroupwatchQuery:
             clock = max(stats.clocks.values(), default=None)
             if clock is not None:
                 self._maintain_state(batch_id, clock)
+            self._upkeep(batch_id, clock)
             completed = True
         finally:
             split.read.unpersist()
@@ -329,6 +332,11 @@ class GroupwatchQuery:
             self.state.forget(done.forgotten, batch_id)
             if self.metrics is not None:
                 self.metrics.state_groups.set(done.kept)
+
+    def _upkeep(self, batch_id: int, clock_ms: int | None) -> None:
+        """The tables whose upkeep turn this batch is: compacted, vacuumed, their expired log
+        and history removed (:mod:`groupwatch.spark.upkeep`), after the batch's writes."""
+        upkeep.run(self.spark, self.config, batch_id, clock_ms)
 
 
 #: What the notifier reads of a snapshot: enough to resolve a group's open alerts.

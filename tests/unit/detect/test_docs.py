@@ -20,11 +20,13 @@ def test_catalogue_is_the_contract() -> None:
     assert {k.name: k.severity for k in CATALOGUE} == {
         "assignment_overlap": "critical",
         "owned_overlap_same_generation": "critical",
+        "owned_overlap_without_generation": "critical",
         "cooperative_revocation_violation": "critical",
         "unsubscribed_assignment": "critical",
         "stale_owned_partitions": "warning",
         "stale_claim_honored": "warning",
         "unassigned_partitions": "warning",
+        "subscribed_topic_missing": "info",
         "imbalanced_assignment": "warning",
         "userdata_mismatch": "warning",
         "sticky_divergence": "info",

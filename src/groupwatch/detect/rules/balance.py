@@ -46,6 +46,23 @@ def unassigned(f: Facts) -> list[Finding]:
     return out
 
 
+def missing_topic(f: Facts) -> list[Finding]:
+    out = []
+    for topic, m in sorted(f.missing.items()):
+        out.append(
+            f.finding(
+                "subscribed_topic_missing",
+                f"{len(m.subscribers)} member(s) subscribe to {topic}, which did not exist for "
+                f"the leader of generation {f.snap.generation} (missing since generation "
+                f"{m.since_generation}): nothing of it is assigned",
+                topic=topic,
+                members=m.subscribers,
+                evidence={"since_generation": m.since_generation, "reasons": list(m.reasons)},
+            )
+        )
+    return out
+
+
 def imbalanced(f: Facts) -> list[Finding]:
     if not f.sticky or any(m.assignment_error is not None for m in f.snap.members):
         return []
@@ -72,11 +89,41 @@ def imbalanced(f: Facts) -> list[Finding]:
     ]
 
 
+#: The first consumer-protocol subscription version only Kafka 3.5+ Java clients write (v3,
+#: rack ids, KIP-881): the leader's assignor is then the per-partition generation-aware one the
+#: re-run implements.  Older leaders (v0: before 2.4; v1: 2.4-3.3; v2: 3.4) run assignors that
+#: break ties and judge generations differently (KAFKA-7026, KAFKA-14639), so a difference from
+#: the re-run says nothing about the group.
+CURRENT_ASSIGNOR_SUBSCRIPTION_VERSION = 3
+
+
+def rerun_comparable(f: Facts) -> str | None:
+    """Why the re-run's inputs are not known to equal the leader's (``None``: they are)."""
+    if f.repeated_generation:
+        return (
+            "the record repeats a completed generation (a static member replaced): its "
+            "assignment was made on the earlier members' subscriptions"
+        )
+    if f.inferred_stale:
+        return "claims inferred stale were left out of the re-run's inputs"
+    leader = next((m for m in f.snap.members if m.member_id == f.snap.leader), None)
+    if leader is None:
+        return "the leader is not among the record's members"
+    version = leader.subscription_version
+    if version is None or version < CURRENT_ASSIGNOR_SUBSCRIPTION_VERSION:
+        return (
+            f"the leader's subscription v{version} comes from a client older than 3.5, whose "
+            "assignor is not the one re-run"
+        )
+    return None
+
+
 def sticky_divergence(f: Facts) -> list[Finding]:
-    if not isinstance(f.expected, Expected):
+    if not isinstance(f.expected, Expected) or rerun_comparable(f) is not None:
         return []
     differs: dict[str, dict[str, object]] = {}
     changed: set[TP] = set()
+    example = ""
     for m in f.snap.members:
         actual = set(m.assigned)
         expected = set(f.expected.assignment.get(m.member_id, frozenset()))
@@ -86,19 +133,27 @@ def sticky_divergence(f: Facts) -> list[Finding]:
                 "expected_only": tp_list(expected - actual),
             }
             changed |= actual ^ expected
+            if not example:
+                got = ", ".join(f"{t}-{p}" for t, p in sorted(actual - expected))
+                want = ", ".join(f"{t}-{p}" for t, p in sorted(expected - actual))
+                example = f"{m.member_id} got [{got}] where the re-run gives [{want}]"
     if not differs:
         return []
+    leader = f.snap.leader
     return [
         f.finding(
             "sticky_divergence",
             f"{len(changed)} partition(s) of {len(differs)} member(s) differ from what Kafka's "
-            f"current {f.snap.protocol} assignor computes",
+            f"current {f.snap.protocol} assignor computes from the subscriptions the leader "
+            f"{leader} read (its subscription v3 says a 3.5+ client, the assignor re-run): "
+            f"{example}",
             members=tuple(differs),
             partitions=tuple(sorted(changed)),
             evidence={
                 "members": differs,
                 "expected_withheld": tp_list(f.expected.withheld),
                 "assignor_path": f.expected.path,
+                "leader": leader,
             },
         )
     ]

@@ -9,7 +9,10 @@ from groupwatch.assignor import TopicPartition
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.expected import Expected, NoExpected, expected_assignment
 from groupwatch.detect.findings import Finding
+from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import GroupSnapshot, MemberState
+from groupwatch.detect.rules.reading import Reading, has_generation, read_claims
+from groupwatch.detect.topic_counts import Missing
 
 TP = TopicPartition
 
@@ -26,17 +29,31 @@ class Facts:
     config: DetectorConfig
     counts: Mapping[str, int]
     count_sources: Mapping[str, str]
-    #: tp -> members claiming it (record order, each member once)
-    claimants: dict[TP, list[MemberState]] = field(default_factory=dict)
+    #: The one reading of every claim (valid, stale or tied) all rules share.
+    reading: Reading = field(default_factory=Reading)
     #: tp -> members assigned it (record order, each member once)
     assignees: dict[TP, list[str]] = field(default_factory=dict)
-    #: tp -> the member whose claim Kafka honours (None: nobody, equal generations)
-    valid_owner: dict[TP, str | None] = field(default_factory=dict)
     highest_claim_generation: int = -1
     expected: Expected | NoExpected | None = None
+    #: member -> its claims inferred stale, left out of the re-run's inputs (which then
+    #: differ from what the leader read).
+    inferred_stale: dict[str, set[TP]] = field(default_factory=dict)
+    #: The record repeats a generation already assigned (a static member replaced under the
+    #: same generation): its assignment is the earlier leader's, made on other subscriptions.
+    repeated_generation: bool = False
     #: The group was seen withholding claimed partitions for a round and handing them out in
     #: the next: it rebalances cooperatively whatever its assignor is called (Streams).
     withholding_seen: bool = False
+    #: Subscribed topics that did not exist for the generation's leader (deleted).
+    missing: Mapping[str, Missing] = field(default_factory=dict)
+
+    @property
+    def claimants(self) -> dict[TP, list[MemberState]]:
+        return self.reading.claimants
+
+    @property
+    def valid_owner(self) -> dict[TP, str | None]:
+        return self.reading.valid_owner
 
     @property
     def cooperative(self) -> bool:
@@ -63,22 +80,34 @@ def facts(
     counts: Mapping[str, int],
     count_sources: Mapping[str, str],
     withholding_seen: bool = False,
+    missing: Mapping[str, Missing] | None = None,
+    previous: AssignedGeneration | None = None,
+    repeated_generation: bool = False,
 ) -> Facts:
-    f = Facts(snap, config, counts, count_sources, withholding_seen=withholding_seen)
+    """``previous``: the last completed generation before ``snap`` (``None``: not known);
+    ``repeated_generation``: ``snap`` repeats the generation of the last completed record."""
+    f = Facts(
+        snap,
+        config,
+        counts,
+        count_sources,
+        reading=read_claims(snap, previous),
+        withholding_seen=withholding_seen,
+        missing=missing or {},
+        repeated_generation=repeated_generation,
+    )
     for m in snap.members:
-        for tp in dict.fromkeys(m.claim):
-            f.claimants.setdefault(tp, []).append(m)
         for tp in dict.fromkeys(m.assigned):
             f.assignees.setdefault(tp, []).append(m.member_id)
     f.highest_claim_generation = max((m.claim_generation for m in snap.members), default=-1)
-    for tp, ms in f.claimants.items():
-        top = max(m.claim_generation for m in ms)
-        winners = [m for m in ms if m.claim_generation == top]
-        f.valid_owner[tp] = winners[0].member_id if len(winners) == 1 else None
+    for (member, tp), why in f.reading.stale.items():
+        if why.inferred_from is not None:
+            f.inferred_stale.setdefault(member, set()).add(tp)
     if f.sticky:
-        f.expected = expected_assignment(snap, counts)
+        f.expected = expected_assignment(snap, counts, f.inferred_stale)
     return f
 
 
-def claims_evidence(ms: list[MemberState]) -> dict[str, int]:
-    return {m.member_id: m.claim_generation for m in ms}
+def claims_evidence(ms: list[MemberState]) -> dict[str, int | None]:
+    """member -> its claim's generation (``None``: the claim carries none)."""
+    return {m.member_id: m.claim_generation if has_generation(m) else None for m in ms}

@@ -89,7 +89,7 @@ def userdata_mismatch(f: Facts) -> list[Finding]:
             _subscription_view(m) if m.member_id in reasons else m for m in f.snap.members
         ),
     )
-    other = expected_assignment(alternative, f.counts)
+    other = expected_assignment(alternative, f.counts, f.inferred_stale)
     if not isinstance(other, Expected) or other.assignment == f.expected.assignment:
         return []
     moved = sorted(
