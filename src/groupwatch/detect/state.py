@@ -243,7 +243,12 @@ def _missing(
     if snap.protocol_type != "consumer" or snap.awaiting_assignment:
         return state, {}
     missing = topic_counts.missing_topics(
-        snap, state.inferred_partitions, state.topics_gone, state.missing_since, cfg
+        snap,
+        state.inferred_partitions,
+        state.topics_gone,
+        state.missing_since,
+        cfg,
+        state.withholding_seen,
     )
     since = {t: m.since_generation for t, m in missing.items()}
     gone = state.topics_gone
