@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from groupwatch import locations
+from groupwatch.detect import partitions
 from groupwatch.detect.config import DetectorConfig
 
 ENV_PREFIX = "GROUPWATCH_"
@@ -92,6 +93,29 @@ class JobConfig:
     state_cache_mb: int = 1024
 
 
+@dataclass(frozen=True)
+class UpkeepConfig:
+    """Table upkeep the job does itself, between batches (``docs/job.md``, "Table upkeep")."""
+
+    #: Every table is compacted, vacuumed and its expired log removed once per this many
+    #: batches, one table at a time spread over them (0 = never: no compaction, VACUUM, log
+    #: removal or history retention by the job; the table properties below still apply).
+    every_n_batches: int = 20
+    #: Compaction rewrites files smaller than this into files of about this size.
+    target_file_mb: int = 64
+    #: ``delta.checkpointInterval``: a log checkpoint every this many commits.
+    checkpoint_interval: int = 100
+    #: ``delta.logRetentionDuration``: log entries older than this (and older than the
+    #: newest checkpoint before them) are removed: how far back time travel reaches.
+    log_retention_hours: int = 12
+    #: ``delta.deletedFileRetentionDuration``: data files no longer in the table stay this long
+    #: for readers of older versions, then VACUUM removes them.
+    deleted_file_retention_hours: int = 12
+    #: Rows of ``group_snapshots`` and ``member_assignments`` whose ``snapshot_date`` is more
+    #: than this many days before the stream's clock are deleted (0 = keep forever).
+    history_retention_days: int = 90
+
+
 _DETECTOR = DetectorConfig()
 
 
@@ -116,17 +140,35 @@ class DetectConfig:
     assignment_lag_max_seconds: int = _DETECTOR.assignment_lag_max_ms // 1000
     #: The brokers' session timeout for static members away at epoch -2.
     static_session_timeout_seconds: int = _DETECTOR.static_session_timeout_ms // 1000
+    #: ``rebalance_stuck`` from the records: generations missing between two records ...
+    stuck_skipped_generations: int = _DETECTOR.stuck_skipped_generations
+    #: ... after this long without a commit or a completed generation.
+    stuck_skipped_after_seconds: int = _DETECTOR.stuck_skipped_after_ms // 1000
+    #: ``rebalance_stuck`` from the brokers' view: how long a rebalancing group may go without
+    #: a completed generation or a commit.
+    stuck_after_seconds: int = _DETECTOR.stuck_after_ms // 1000
+    #: How often the job's driver asks the brokers which groups are rebalancing (0 = never).
+    stuck_check_seconds: int = 30
     #: The brokers' Kafka version (e.g. ``4.1.1``), "" if unknown.
     broker_version: str = ""
     #: Known partition counts, topic -> count; topics not listed are inferred from records.
     partitions: Mapping[str, str] = field(default_factory=dict)
+    #: From when ``partitions`` hold: "" = from when the job starts (a count stated today says
+    #: nothing about last month), an ISO-8601 time, or "always" (every record).
+    partitions_since: str = ""
 
-    def detector(self) -> DetectorConfig:
-        """The engine's own configuration object."""
+    def detector(self, now_ms: int | None = None) -> DetectorConfig:
+        """The engine's own configuration object (``now_ms``: when the job starts)."""
         try:
             counts = {topic: int(n) for topic, n in self.partitions.items()}
         except ValueError as exc:
             raise ConfigError(f"detect.partitions: counts must be integers ({exc})") from None
+        try:
+            since = partitions.parse_since(
+                self.partitions_since, partitions.now_ms() if now_ms is None else now_ms
+            )
+        except partitions.PartitionsError as exc:
+            raise ConfigError(f"detect.partitions_since: {exc}") from exc
         protocols = tuple(p.strip() for p in self.cooperative_protocols.split(",") if p.strip())
         try:
             return replace(
@@ -141,8 +183,12 @@ class DetectConfig:
                 unreleased_max_ms=self.unreleased_max_seconds * 1000,
                 assignment_lag_max_ms=self.assignment_lag_max_seconds * 1000,
                 static_session_timeout_ms=self.static_session_timeout_seconds * 1000,
+                stuck_skipped_generations=self.stuck_skipped_generations,
+                stuck_skipped_after_ms=self.stuck_skipped_after_seconds * 1000,
+                stuck_after_ms=self.stuck_after_seconds * 1000,
                 broker_version=self.broker_version or None,
                 partitions_per_topic=counts,
+                partitions_as_of_ms=since if counts else None,
             )
         except ValueError as exc:
             raise ConfigError(f"[detect]: {exc}") from exc
@@ -198,6 +244,7 @@ class Config:
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    upkeep: UpkeepConfig = field(default_factory=UpkeepConfig)
     spark: SparkConfig = field(default_factory=SparkConfig)
 
     def table_path(self, table: str) -> str:
@@ -219,6 +266,7 @@ SECTIONS: dict[str, type[Any]] = {
     "validation": ValidationConfig,
     "metrics": MetricsConfig,
     "alerts": AlertsConfig,
+    "upkeep": UpkeepConfig,
     "spark": SparkConfig,
 }
 

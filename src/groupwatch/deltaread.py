@@ -14,6 +14,7 @@ in UTC, as Delta stores them).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,16 +109,39 @@ class DeltaStore:
         frame: pd.DataFrame = schema(table).empty_table().to_pandas()
         return frame
 
+    def version(self, table: str) -> int | None:
+        """The table's newest Delta version, ``None`` before it exists.
+
+        A directory listing, not a load of the log: every commit is a new
+        ``<version>.json`` (written whole by the writer's put-if-absent), so the highest one
+        is the newest version, and a refresh that finds it unchanged reads nothing else.
+        """
+        log_dir = self.path(table) / "_delta_log"
+        try:
+            names = os.listdir(log_dir)
+        except OSError:
+            return None
+        versions = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
+        return max(versions) if versions else None
+
+    def versions(self, *tables: str) -> tuple[int | None, ...]:
+        """The newest version of each of ``tables``: the key of whatever is computed from
+        them."""
+        return tuple(self.version(t) for t in tables)
+
     def read(self, table: str) -> pd.DataFrame:
         """The whole table as pandas (nested values as lists and dicts); cached per version."""
         path = self.path(table)
-        if not (path / "_delta_log").is_dir():
+        newest = self.version(table)
+        if newest is None:
             return self.empty(table)
+        with self._lock:
+            hit = self._cache.get(table)
+        if hit is not None and hit.version == newest:
+            return hit.frame
         try:
             dt = DeltaTable(str(path))
             version = dt.version()
-            with self._lock:
-                hit = self._cache.get(table)
             if hit is not None and hit.version == version:
                 return hit.frame
             arrow: pa.Table = dt.to_pyarrow_table()

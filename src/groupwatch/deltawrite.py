@@ -11,18 +11,29 @@ job's app id and the batch id (the action Spark's ``txnAppId``/``txnVersion`` wr
 write is skipped when its table already holds that app's transaction at this batch or later.
 Both writers read and write the same action, so Spark and delta-rs may take turns on a table
 (a large catch-up batch by Spark, the live batches after it here).
+
+A write that loses a commit race it cannot resolve (an analyst's OPTIMIZE removed files a MERGE
+read) is run again on the table as the winner left it, up to ``CONFLICT_ATTEMPTS`` times: the
+losing commit left nothing behind, and the transaction id check runs again first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake.exceptions import CommitFailedError
 
 from groupwatch.deltaread import schema
 from groupwatch.tables import Table
+
+log = logging.getLogger("groupwatch.job")
+
+#: Attempts of a write whose commit lost a race with another writer.
+CONFLICT_ATTEMPTS = 5
 
 
 def conform(data: pa.Table, table: Table) -> pa.Table:
@@ -56,6 +67,25 @@ def append_once(
     note: str | None = None,
 ) -> bool:
     """Append ``data`` to the table unless this (app, batch) already did; whether it wrote."""
+    return _retried(
+        lambda: _append(path, table, data, app_id, batch_id, note), f"{table.name} append"
+    )
+
+
+def _retried(write: Callable[[], bool], what: str) -> bool:
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            return write()
+        except CommitFailedError as exc:
+            if attempt == CONFLICT_ATTEMPTS:
+                raise
+            log.warning("%s lost a commit race (attempt %d), trying again: %s", what, attempt, exc)
+    raise AssertionError("unreachable")
+
+
+def _append(
+    path: Path, table: Table, data: pa.Table, app_id: str, batch_id: int, note: str | None
+) -> bool:
     # One load of the table's log serves the check and the write.
     target = DeltaTable(str(path))
     if _written(target, app_id, batch_id):
@@ -88,6 +118,23 @@ def merge_once(
     columns by SQL expressions over ``t`` (the table) and ``s`` (``data``).  Keys compare
     null-safely (as Spark's ``<=>``) unless ``null_safe`` is False.
     """
+    return _retried(
+        lambda: _merge(path, table, data, app_id, batch_id, on, update, null_safe, note),
+        f"{table.name} merge",
+    )
+
+
+def _merge(
+    path: Path,
+    table: Table,
+    data: pa.Table,
+    app_id: str,
+    batch_id: int,
+    on: Sequence[str] | None,
+    update: bool | Mapping[str, str],
+    null_safe: bool,
+    note: str | None,
+) -> bool:
     target = DeltaTable(str(path))
     if _written(target, app_id, batch_id):
         return False

@@ -20,7 +20,7 @@ from groupwatch import modern_rows, ownership
 from groupwatch.detect import Analyzer, DetectorConfig, Finding, GroupState
 from groupwatch.detect.events import member_from_record
 from groupwatch.detect.findings import tp_list
-from groupwatch.detect.model import MemberState
+from groupwatch.detect.model import BrokerView, MemberState
 from groupwatch.detect.modern import ModernState
 from groupwatch.detect.modern.adapt import ROLES as MODERN_TYPES
 from groupwatch.protocol import DecodedRecord, DecodeError, GroupMember, GroupMetadataValue
@@ -275,30 +275,34 @@ def process_group(
     *,
     detector: DetectorConfig,
     detected_at: dt.datetime,
-    commits: Iterable[tuple[str, int]] = (),
+    commits: Iterable[tuple[str, int] | tuple[str, int, int | None]] = (),
     clocks: Mapping[int, int] | None = None,
     quiescent: bool = False,
     decoder: Callable[[SourceRecord], DecodedRecord] = decode,
+    view: BrokerView | None = None,
 ) -> GroupResult:
     """Advance one group over its records (already in offset order), as ``groupwatch analyze``
     would over the same records.
 
-    ``commits`` lists (topic, highest partition) of the group's offset commits before this
-    batch; they inform partition-count inference before the records run.  The batch's own
+    ``commits`` lists (topic, highest partition[, last commit time ms]) of the group's offset
+    commits before this batch; they inform partition-count inference and when the group last
+    committed before the records run.  The batch's own
     commits that tell something new come among ``records``, in their place.  ``clocks``:
     stream time per source partition at the end of the batch, which confirms what has waited
     long enough even when the group itself was silent.  ``quiescent``: the batch read
     everything available, so a modern group's state is judged at its end (``analyze`` does
     so at the end of its input).  ``decoder``: how a source record is decoded (tests give
-    records decoded in advance).
+    records decoded in advance).  ``view``: what the brokers said of the group at the driver's
+    last look, applied after the records (``analyze --bootstrap-server`` applies its looks
+    after its input too).
     """
     current: dict[str, Any] = dict(state or {})
     open_intervals: ownership.OpenIntervals = dict(current.get("ownership") or {})
     modern_intervals: modern_rows.ModernIntervals = dict(current.get("modern_ownership") or {})
     saved = current.get("detect")
     analyzer = Analyzer(detector, None if saved is None else {group: GroupState.from_json(saved)})
-    for topic, max_partition in commits:
-        analyzer.hint(group, topic, max_partition)
+    for topic, max_partition, *when in commits:
+        analyzer.hint(group, topic, max_partition, when[0] if when else None)
     result = GroupResult(state=current)
 
     def found(findings: Iterable[Finding]) -> None:
@@ -353,6 +357,8 @@ def process_group(
                 )
     if clocks:
         found(analyzer.reach(clocks, quiescent))
+    if view is not None:
+        found(analyzer.observe(view))
     result.pending_until = analyzer.pending_until(group)
     current["ownership"] = open_intervals
     if modern_intervals:

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -32,9 +32,19 @@ class MemberHost:
     """Runs ``main_class`` on the harness classpath; ``close`` (or leaving a ``with`` block)
     closes every member still running and ends the host.  Thread-safe.
 
-    ``log`` receives the JVM's standard error (discarded when None)."""
+    ``log`` receives the JVM's standard error (discarded when None); ``classpath`` is the harness
+    classpath of jvm/kafka unless given (another release's host brings its own), and
+    ``jvm_options`` go before the main class."""
 
-    def __init__(self, main_class: str, bootstrap: str, log: Path | None = None) -> None:
+    def __init__(
+        self,
+        main_class: str,
+        bootstrap: str,
+        log: Path | None = None,
+        *,
+        classpath: str | None = None,
+        jvm_options: Sequence[str] = (),
+    ) -> None:
         java = shutil.which("java")
         if java is None:
             raise MemberHostError("java is not on PATH; run scripts/setup")
@@ -45,8 +55,9 @@ class MemberHost:
                 java,
                 "-Xmx512m",
                 "-XX:TieredStopAtLevel=1",
+                *jvm_options,
                 "-cp",
-                f"{paths.jars_dir('kafka')}/*",
+                classpath or f"{paths.jars_dir('kafka')}/*",
                 main_class,
                 bootstrap,
             ],
@@ -61,6 +72,7 @@ class MemberHost:
         self._ids: dict[str, list[str]] = {}
         self._errors: list[str] = []
         self._notes: list[str] = []
+        self._lines: list[tuple[float, str]] = []
         self._acks = 0
         self._cond = threading.Condition()
         # Callers in several threads (one per group) must not interleave their command lines.
@@ -103,6 +115,11 @@ class MemberHost:
         with self._cond:
             return list(self._notes)
 
+    def transcript(self) -> list[tuple[float, str]]:
+        """Every line the host printed so far, with the wall-clock time it was read."""
+        with self._cond:
+            return list(self._lines)
+
     def wait_for(
         self, predicate: Callable[[Assignments], bool], timeout: float = 60.0, what: str = ""
     ) -> Assignments:
@@ -118,6 +135,25 @@ class MemberHost:
                     )
                 self._cond.wait(min(remaining, 0.5))
             return dict(self._owned)
+
+    def wait_transcript(
+        self,
+        predicate: Callable[[list[tuple[float, str]]], bool],
+        timeout: float = 60.0,
+        what: str = "",
+    ) -> list[tuple[float, str]]:
+        """Block until the host's output lines so far (see ``transcript``) satisfy ``predicate``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate(list(self._lines)):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._proc.poll() is not None:
+                    raise MemberHostError(
+                        f"timed out waiting for {what or 'the members'}: {self._owned} "
+                        f"errors={self._errors[-5:]}{self._see_log()}"
+                    )
+                self._cond.wait(min(remaining, 0.5))
+            return list(self._lines)
 
     def wait_member_id(self, name: str, timeout: float = 60.0) -> str:
         deadline = time.monotonic() + timeout
@@ -157,6 +193,7 @@ class MemberHost:
         for raw in self._proc.stdout:
             words = raw.rstrip("\n").split(" ", 2)
             with self._cond:
+                self._lines.append((time.time(), raw.rstrip("\n")))
                 if words[0] == "assigned":
                     parts = words[2].split(",") if len(words) > 2 and words[2] else []
                     self._owned[words[1]] = frozenset(parts)

@@ -71,6 +71,7 @@ class RealJob:
             "validation.every_n_batches=1",
             "spark.shuffle_partitions=2",
             f"detect.partitions={json.dumps(doc.get('partitions') or {})}",
+            "detect.partitions_since=always",  # the records are older than the job
         ]
         args = [str(exe), "run"]
         for s in settings:

@@ -91,6 +91,7 @@ def test_job_survives_a_broker_restart(own_broker: LocalBroker, tmp_path: Path) 
         "spark.master=local[2]",
         "spark.shuffle_partitions=2",
         f"detect.partitions={json.dumps(counts)}",
+        "detect.partitions_since=always",  # the records are older than the job
     ]
     exe = Path(sys.executable).parent / "groupwatch"
     log = tmp_path / "job.log"

@@ -79,6 +79,7 @@ def _command(
         "spark.master=local[2]",
         "spark.shuffle_partitions=2",
         f"detect.partitions={json.dumps(counts)}",
+        "detect.partitions_since=always",  # the records are older than the job
     ]
     return [str(exe), "run", "--once", *[a for s in settings for a in ("--set", s)]]
 

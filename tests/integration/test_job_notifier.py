@@ -63,6 +63,7 @@ def test_alerts_fire_and_resolve_from_the_job(
             "metrics.port=0",
             f"delta.driver_write_rows={driver_rows}",
             'detect.partitions={"test": 1}',
+            "detect.partitions_since=always",  # the records are older than the job
         ],
     )
     # The one critical (C1-1's claim is inferred stale: a warning, not a claim overlap).

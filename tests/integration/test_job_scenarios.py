@@ -90,6 +90,7 @@ def mirror_config(broker: str, root: Path, counts: dict[str, int], *extra: str) 
             f"checkpoint.root={root / 'checkpoints'}",
             "metrics.port=0",
             f"detect.partitions={json.dumps(counts)}",
+            "detect.partitions_since=always",  # the records are older than the job
             *extra,
         ],
     )

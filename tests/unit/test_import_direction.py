@@ -15,6 +15,7 @@ DEV_PKG = SRC / DEV
 TOOLING = (
     "groupwatch_dev.broker",
     "groupwatch_dev.demo",
+    "groupwatch_dev.legacy_clients",
     "groupwatch_dev.member_host",
     "groupwatch_dev.scenarios",
     "groupwatch_dev.standalone",
@@ -144,6 +145,7 @@ LAYERS: dict[str, int] = {
     "processing": 6,
     "deltaread": 7,
     "deltawrite": 8,
+    "upkeep": 8,
     "notify": 8,
     "spark": 9,
     "dashboard": 9,
@@ -159,6 +161,7 @@ DEV_LAYERS: dict[str, int] = {
     "member_host": 12,
     "standalone": 12,
     "demo": 13,
+    "legacy_clients": 13,
 }
 assert set(DEV_LAYERS) == {t.split(".")[1] for t in TOOLING}
 

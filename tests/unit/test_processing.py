@@ -143,3 +143,57 @@ def test_a_key_that_does_not_decode_joins_the_group_it_was_routed_to() -> None:
     assert (row.group, row.error_kind, row.field_path) == ("g", "trailing_bytes", "key")
     assert row.key == key
     assert [(f.group, f.kind) for f in result.rows["findings"]] == [("g", "decode_error")]
+
+
+def test_a_stuck_rebalance_from_commits_of_earlier_batches_and_the_brokers_view() -> None:
+    """The job's step: the group's last commit comes from ``group_offsets`` (earlier batches'
+    commits never reach Python), the brokers' view after the batch's records."""
+    from groupwatch.detect.model import BrokerView
+    from groupwatch_dev.scenarios.builder import BASE_TIME_MS
+
+    records, _ = scenario_records("kinds/rebalance_stuck.json")
+    mine = [r for r in records if r.key is not None and b"kind-stuck" in r.key]
+    mine = [r for r in mine if b"kind-stuck-healthy" not in r.key]
+    metadata = [r for r in mine if r.key is not None and r.key[:2] == b"\x00\x02"]
+    first, last = metadata[0], metadata[-1]
+    group = "kind-stuck"
+    detector = load(None, env={}).detect.detector()
+
+    def step(
+        records: list[SourceRecord], state: Any, commits: Any = (), view: Any = None
+    ) -> GroupResult:
+        return process_group(
+            group,
+            state,
+            records,
+            detector=detector,
+            detected_at=NOW,
+            commits=commits,
+            view=view,
+        )
+
+    # Generation 7, then commits the JVM aggregated (last at t=20 s), then generation 13.
+    one = step([first], None)
+    state = json.loads(json.dumps(one.state))
+    committed = [("t", 1, BASE_TIME_MS + 20_000)]
+    two = step([last], state, committed)
+    [f] = [f for f in two.rows["findings"] if f.kind == "rebalance_stuck"]
+    assert f.generation == 7 and json.loads(f.evidence)["stuck_for_ms"] == 162_000
+    # Without the commits' time the group is not known to have committed: nothing.
+    assert not [
+        f for f in step([last], state).rows.get("findings", []) if f.kind == "rebalance_stuck"
+    ]
+
+    # The brokers' view: two looks, 330 s and 360 s after generation 7.
+    def look(at_s: int) -> BrokerView:
+        return BrokerView(group, "CompletingRebalance", ("A-1 (a)",), BASE_TIME_MS + at_s * 1000)
+
+    a = step([], state, committed, look(330))
+    assert not a.rows.get("findings")
+    b = step([], json.loads(json.dumps(a.state)), committed, look(360))
+    [g] = b.rows["findings"]
+    assert (g.kind, g.generation, json.loads(g.evidence)["broker_state"]) == (
+        "rebalance_stuck",
+        7,
+        "CompletingRebalance",
+    )

@@ -9,10 +9,12 @@ who opens it.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from dash import Dash, Input, Output, State, dcc, html
 from dash.development.base_component import Component
+from dash.exceptions import PreventUpdate
 
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters, parse
@@ -85,6 +87,9 @@ def create_app(
             html.Header(id="nav"),
             html.Div(id="filters", className="filters"),
             html.Main(id="page"),
+            # What the page on screen was rendered from: a refresh that finds the same
+            # (URL, table versions, minute) sends nothing.
+            dcc.Store(id="rendered"),
         ]
     )
 
@@ -111,17 +116,29 @@ def create_app(
 
     @app.callback(
         Output("page", "children"),
+        Output("rendered", "data"),
         Input("url", "pathname"),
         Input("url", "search"),
         Input("tick", "n_intervals"),
+        State("rendered", "data"),
     )
-    def _page(path: str | None, search: str | None, _n: int | None) -> list[Component]:
-        return pages.render(path or "/", parse(search))
+    def _page(
+        path: str | None, search: str | None, _n: int | None, rendered: str | None
+    ) -> tuple[list[Component], str]:
+        # The minute is part of it: "last hour" and time windows move with the clock.
+        key = repr((path, search, pages.versions(), int(time.time() // 60)))
+        if key == rendered:
+            raise PreventUpdate
+        return pages.render(path or "/", parse(search)), key
 
     @app.callback(
         Output("url", "search"),
         Input("f-apply", "n_clicks"),
         State("f-group", "value"),
+        State("f-name", "value"),
+        State("f-type", "value"),
+        State("f-health", "value"),
+        State("f-sort", "value"),
         State("f-topic", "value"),
         State("f-partition", "value"),
         State("f-generation", "value"),
@@ -132,6 +149,10 @@ def create_app(
     def _apply(
         _clicks: int,
         group: str | None,
+        name: str | None,
+        gtype: str | None,
+        health: str | None,
+        sort: str | None,
         topic: str | None,
         partition: Any,
         generation: Any,
@@ -142,7 +163,11 @@ def create_app(
             return int(v) if isinstance(v, int | float) else None
 
         return Filters(
-            group=group or None,
+            group=(group or "").strip() or None,
+            name=(name or "").strip() or None,
+            type=gtype or None,
+            health=health or None,
+            sort=None if sort in (None, "attention") else sort,
             topic=(topic or "").strip() or None,
             partition=as_int(partition),
             generation=as_int(generation),

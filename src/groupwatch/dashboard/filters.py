@@ -39,6 +39,15 @@ class Filters:
     generation: int | None = None
     severity: str | None = None
     since: str = "all"
+    #: The fleet page: part of a group's name (any case), a group type, a health, an order.
+    name: str | None = None
+    type: str | None = None
+    health: str | None = None
+    sort: str | None = None
+    #: The page of the page's long list (fleet: groups; group: partitions; history:
+    #: intervals), from 1; ``mpage``: the group page's members.
+    page: int | None = None
+    mpage: int | None = None
     #: Parameters that were present but rejected, for the page to say so.
     rejected: tuple[str, ...] = field(default=(), compare=False)
 
@@ -69,13 +78,37 @@ class Filters:
                 ("generation", f.generation),
                 ("severity", f.severity),
                 ("since", None if f.since == "all" else f.since),
+                ("name", f.name),
+                ("type", f.type),
+                ("health", f.health),
+                ("sort", f.sort),
+                ("page", f.page),
+                ("mpage", f.mpage),
             )
             if v is not None and v != ""
         ]
         return ("?" + urlencode(items)) if items else ""
 
-    def href(self, page: str, **changes: object) -> str:
-        return f"/{page.strip('/')}{self.query(**changes)}"
+    def href(self, to: str, /, **changes: object) -> str:
+        """A link to page ``to`` with these filters; the fleet's own (name, type, health, sort)
+        and the list pages stay behind (a group's page starts at its first page)."""
+        if to.strip("/"):
+            changes = {**_FLEET_ONLY, **changes}
+        return f"/{to.strip('/')}{self.query(**changes)}"
+
+
+_FLEET_ONLY: dict[str, object] = {
+    "name": None,
+    "type": None,
+    "health": None,
+    "sort": None,
+    "page": None,
+    "mpage": None,
+}
+#: The fleet page's choices (a value outside them is rejected like any other).
+TYPES = ("classic", "consumer", "streams", "share")
+HEALTHS = (*SEVERITIES, "ok", "deleted")
+SORT_NAMES = ("attention", "group", "members", "rebalances", "last_seen")
 
 
 def _text(value: str) -> str | None:
@@ -104,10 +137,18 @@ def parse(search: str | None) -> Filters:
     for key, vals in raw.items():
         value = vals[-1]
         parsed: object | None
-        if key in ("group", "topic"):
+        if key in ("group", "topic", "name"):
             parsed = _text(value)
         elif key in ("partition", "generation"):
             parsed = int(value) if re.fullmatch(r"-?\d{1,9}", value.strip()) else None
+        elif key in ("page", "mpage"):
+            parsed = int(value) if re.fullmatch(r"[1-9]\d{0,8}", value.strip()) else None
+        elif key == "type":
+            parsed = value if value in TYPES else None
+        elif key == "health":
+            parsed = value if value in HEALTHS else None
+        elif key == "sort":
+            parsed = value if value in SORT_NAMES else None
         elif key == "severity":
             parsed = value if value in SEVERITIES else None
         elif key == "since":

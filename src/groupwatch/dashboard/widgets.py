@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 import plotly.express as px  # type: ignore[import-untyped]
-from dash import html
+from dash import dcc, html
 from dash.development.base_component import Component
 
 from groupwatch.dashboard import modern, views
@@ -23,6 +23,13 @@ from groupwatch.notify.kinds import explanation_of
 #: Untyped aliases: Dash accepts ``data-*`` attributes as keyword arguments; its stubs do not.
 Tr: Any = html.Tr
 Td: Any = html.Td
+Div: Any = html.Div
+
+#: The ownership matrix shows at most this many rows, and columns of members, at once.
+MATRIX_ROWS = 100
+MATRIX_MEMBERS = 40
+#: Members per page of the group page's members table.
+MEMBERS_PAGE = 100
 
 #: The charts' colour per severity (the badges' CSS in ``app.py`` uses the same).
 SEVERITY_COLOURS = {
@@ -110,12 +117,42 @@ def findings_table(frame: pd.DataFrame, table_id: str, generation: str = "genera
     return html.Table([html.Thead(head), html.Tbody(rows)], className="grid", id=table_id)
 
 
-def ownership_table(m: views.Matrix) -> Component:
+def _marked(r: views.MatrixRow) -> bool:
+    return r.overlap or r.withheld or r.unassigned or r.contested or bool(r.kinds)
+
+
+def ownership_table(m: views.Matrix, page: int | None = None, href: Any = None) -> Component:
     """The partition ownership matrix: a row per partition (a streams group: per task), a column
-    per member, and the marks (overlap, withheld, unassigned, contested, finding kinds)."""
+    per member, and the marks (overlap, withheld, unassigned, contested, finding kinds).
+
+    A group of more than :data:`MATRIX_ROWS` partitions or :data:`MATRIX_MEMBERS` members
+    shows it a page at a time (``href(n)``: page n's link), the marked rows first, with the
+    columns of the members that hold or claim a partition on the page: a 2,000-member group
+    is not a 2,000-column table.  Every member is in the members table."""
     if not m.members:
         return html.P("No members recorded for this generation.")
     modern_group = modern.is_modern(m.group_type)
+    rows_all, members = m.rows, m.members
+    top: list[Component] = []
+    if len(m.rows) > MATRIX_ROWS or len(m.members) > MATRIX_MEMBERS:
+        ordered = [r for r in m.rows if _marked(r)] + [r for r in m.rows if not _marked(r)]
+        first, stop, at, pages = page_bounds(len(ordered), page, MATRIX_ROWS)
+        rows_all = ordered[first:stop]
+        if len(m.members) > MATRIX_MEMBERS:
+            on_page = {k for r in rows_all for k in r.cells}
+            members = [m_ for m_ in m.members if m_.member_id in on_page]
+        noun = "tasks" if m.group_type == "streams" else "partitions"
+        top = [
+            html.P(
+                f"{len(m.rows):,} {noun} and {len(m.members):,} members: the marked {noun} "
+                f"come first; the columns are the {len(members):,} members holding or claiming "
+                f"the {noun} on this page (every member is in the members table).",
+                className="note",
+                id="matrix-note",
+            ),
+            pager(href or (lambda n: f"?page={n}"), len(ordered), at, pages, first, stop,
+                  noun, "matrix-pager"),
+        ]  # fmt: skip
     head = html.Tr(
         [
             html.Th("task" if m.group_type == "streams" else "partition"),
@@ -132,15 +169,15 @@ def ownership_table(m: views.Matrix) -> Component:
                         ),
                     ]
                 )
-                for m_ in m.members
+                for m_ in members
             ],
             html.Th("marks"),
         ]
     )
     rows = []
-    for r in m.rows:
+    for r in rows_all:
         tds = []
-        for m_ in m.members:
+        for m_ in members:
             c = r.cells.get(m_.member_id, views.Cell())
             classes = ["cell"] + [
                 n
@@ -212,10 +249,91 @@ def ownership_table(m: views.Matrix) -> Component:
     return html.Div(
         [
             legend,
+            *top,
             html.Table(
                 [html.Thead(head), html.Tbody(rows)],
                 className="grid matrix",
                 id="ownership-matrix",
+            ),
+        ]
+    )
+
+
+def page_bounds(total: int, page: int | None, size: int) -> tuple[int, int, int, int]:
+    """(first row, row after the last, page, pages) of page ``page`` (from 1; past the end:
+    the last page) of ``total`` rows, ``size`` a page."""
+    pages = max(1, -(-total // size))
+    at = min(max(1, page or 1), pages)
+    return (at - 1) * size, min(total, at * size), at, pages
+
+
+def pager(
+    href: Any, total: int, page: int, pages: int, first: int, stop: int, what: str, pid: str
+) -> Component:
+    """``what`` first-stop of total, and links to the first, previous, next and last page;
+    ``href(n)`` is page n's link."""
+    links: list[Any] = []
+    for label, to, on in (
+        ("« first", 1, page > 1),
+        ("‹ previous", page - 1, page > 1),
+        ("next ›", page + 1, page < pages),
+        ("last »", pages, page < pages),
+    ):
+        links.append(
+            dcc.Link(
+                label, href=href(to), className=f"pg pg-{to}", id=f"{pid}-{label.strip('«‹›» ')}"
+            )
+            if on
+            else html.Span(label, className="pg off")
+        )
+    shown = f"{what} {first + 1:,}–{stop:,} of {total:,}" if total else f"no {what}"
+    div: Component = Div(
+        [html.Span(shown, className="pg-shown"), f" · page {page:,} of {pages:,} ", *links],
+        className="pager",
+        id=pid,
+        **{"data-total": str(total), "data-page": str(page), "data-pages": str(pages)},
+    )
+    return div
+
+
+def classic_members_table(m: views.Matrix, page: int | None, href: Any) -> Component:
+    """A classic group's members at the matrix's generation, a page at a time: client, the
+    generation of its claim, and what it claims and is assigned."""
+    assigned: dict[str, list[str]] = {}
+    claimed: dict[str, list[str]] = {}
+    for r in m.rows:
+        for member, c in r.cells.items():
+            if c.assigned:
+                assigned.setdefault(member, []).append(f"{r.topic}-{r.partition}")
+            if c.claimed:
+                claimed.setdefault(member, []).append(f"{r.topic}-{r.partition}")
+    first, stop, at, pages = page_bounds(len(m.members), page, MEMBERS_PAGE)
+    head = html.Tr(
+        [html.Th(c) for c in ("member", "client", "claim generation", "assigned", "claimed")]
+    )
+    rows = [
+        Tr(
+            [
+                html.Td(m_.member_id),
+                html.Td(fmt(m_.client_id)),
+                html.Td(
+                    f"{m_.claim_generation}" + (" (stale)" if m_.stale else ""),
+                    className="warn" if m_.stale else "",
+                ),
+                html.Td(", ".join(assigned.get(m_.member_id, []))),
+                html.Td(", ".join(claimed.get(m_.member_id, []))),
+            ],
+            **{"data-member": m_.member_id},
+        )
+        for m_ in m.members[first:stop]
+    ]
+    if not rows:
+        rows = [html.Tr(html.Td("no members at this generation", colSpan=5))]
+    return html.Div(
+        [
+            pager(href, len(m.members), at, pages, first, stop, "members", "members-pager"),
+            html.Table(
+                [html.Thead(head), html.Tbody(rows)], className="grid", id="classic-members"
             ),
         ]
     )

@@ -118,6 +118,18 @@ CATALOGUE: tuple[Kind, ...] = (
         ("KAFKA-14016",),
     ),
     Kind(
+        "subscribed_topic_missing",
+        "info",
+        "topic",
+        True,
+        "Members subscribe to a topic that does not exist (deleted; Kafka's Java consumer keeps "
+        "a deleted topic in its subscription until restarted): the leader assigned none of its "
+        "partitions while it assigned other topics, or the topic had partitions before, or the "
+        "brokers list no such topic. Its partitions are not counted as unassigned; raised each "
+        "generation until the subscription changes or the topic exists again (a re-created "
+        "topic's partitions are counted anew).",
+    ),
+    Kind(
         "imbalanced_assignment",
         "warning",
         "snapshot",
@@ -190,6 +202,20 @@ CATALOGUE: tuple[Kind, ...] = (
         "Several consecutive generations with the same members, subscriptions and assignment: "
         "a rebalance loop.",
         ("KAFKA-15106", "KAFKA-13406"),
+    ),
+    Kind(
+        "rebalance_stuck",
+        "error",
+        "group",
+        True,
+        "Classic group: a rebalance that does not complete. The generation named is the last "
+        "completed one (its members are named); raised when the next record skips "
+        "`stuck_skipped_generations` or more generations (joins whose SyncGroup never "
+        "completed) after `stuck_skipped_after_ms` without a commit, or when the brokers "
+        "report the group PreparingRebalance/CompletingRebalance at two looks and the records "
+        "show neither a completed generation nor a commit for `stuck_after_ms`. Closed by a "
+        "later generation, or the group's deletion.",
+        ("KAFKA-13406", "KAFKA-12984", "KAFKA-15106"),
     ),
     # -- KIP-848 consumer groups and KIP-1071 streams groups (records 3-8, 16, 17-23) -------
     # Judged at quiescent points (see docs/detection.md): raised when a violation still holds

@@ -11,14 +11,20 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from groupwatch.detect.catalogue import SEVERITIES
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.engine import Analyzer
 from groupwatch.detect.findings import Finding, Source
-from groupwatch.detect.partitions import PartitionsError, broker_topics, load_counts_file
+from groupwatch.detect.partitions import (
+    PartitionsError,
+    StatedCounts,
+    broker_topics,
+    load_counts_file,
+    now_ms,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,12 +38,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--partitions",
         metavar="FILE.json",
-        help='partition counts, {"topic": count, ...}; otherwise inferred from the records',
+        help='partition counts, {"topic": count, ...} (holding from now on) or '
+        '{"partitions_per_topic": {...}, "as_of": ISO-8601 time | "always"}; otherwise '
+        "inferred from the records",
     )
     parser.add_argument(
         "--bootstrap-server",
         metavar="HOST:PORT",
-        help="look partition counts up on this broker (admin client)",
+        help="look partition counts up on this broker (admin client; they judge records "
+        "written from now on, and name topic ids), and ask it, after the input, whether the "
+        "groups rebalance (rebalance_stuck)",
     )
 
 
@@ -93,19 +103,43 @@ def _write(findings: Iterable[Finding], out: IO[str], counts: Counter[str]) -> N
         out.write("\n")
 
 
+def _look_at_brokers(analyzer: Analyzer, bootstrap: str, counts: Counter[str]) -> None:
+    """The brokers' view of the groups the input left with members (``rebalance_stuck``)."""
+    from groupwatch.detect.brokers import RECHECK_SECONDS, describe_groups, look_twice
+
+    def describe(groups: Sequence[str]) -> Mapping[str, tuple[str, tuple[str, ...]]]:
+        return describe_groups(bootstrap, groups)
+
+    try:
+        found = look_twice(analyzer, describe, RECHECK_SECONDS)
+    except PartitionsError as exc:
+        print(f"groupwatch analyze: {exc}; groups judged from the records only", file=sys.stderr)
+        return
+    _write(found, sys.stdout, counts)
+
+
 def run(args: argparse.Namespace) -> int:
-    counts: dict[str, int] = {}
+    # Counts read now hold from now on: each generation is judged by the count that held when
+    # it was written (groupwatch.detect.topic_counts), whatever a topic has grown to since.
+    started = now_ms()
+    stated = StatedCounts({}, None)
+    broker: dict[str, int] = {}
+    names: dict[str, str] = {}
     try:
         if args.partitions:
-            counts.update(load_counts_file(args.partitions))
-        names: dict[str, str] = {}
+            stated = load_counts_file(args.partitions, started)
         if args.bootstrap_server:
             broker, names = broker_topics(args.bootstrap_server)
-            counts.update({t: n for t, n in broker.items() if t not in counts})
     except PartitionsError as exc:
         print(f"groupwatch analyze: {exc}", file=sys.stderr)
         return 2
-    config = DetectorConfig(partitions_per_topic=counts, topic_names=names)
+    config = DetectorConfig(
+        partitions_per_topic=stated.counts,
+        partitions_as_of_ms=stated.as_of_ms,
+        broker_partitions=broker,
+        broker_partitions_as_of_ms=started if args.bootstrap_server else None,
+        topic_names=names,
+    )
     source = str(args.input)
     try:
         stream: IO[str] = (
@@ -120,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if stream is not sys.stdin:
             stream.close()
+    if args.bootstrap_server:
+        _look_at_brokers(analyzer, str(args.bootstrap_server), by_severity)
     sys.stdout.flush()
     for severity in SEVERITIES:
         print(f"groupwatch analyze: {severity}: {by_severity.get(severity, 0)}", file=sys.stderr)

@@ -100,6 +100,34 @@ class DetectorConfig:
             "`group.consumer.session.timeout.ms`)"
         ),
     )
+    stuck_skipped_generations: int = field(
+        default=3,
+        metadata=_doc(
+            "`rebalance_stuck` from the records: this many generations or more missing between "
+            "two group-metadata records (joins whose SyncGroup never completed; a healthy "
+            "rolling restart skips one or two) ..."
+        ),
+    )
+    stuck_skipped_after_ms: int = field(
+        default=60_000,
+        metadata=_doc(
+            "... after at least this long (ms, record time) without a commit or a completed "
+            "generation of the group, which had members and committed offsets before"
+        ),
+    )
+    stuck_after_ms: int = field(
+        default=300_000,
+        metadata=_doc(
+            "`rebalance_stuck` from the brokers' view: how long (ms) a group the brokers report "
+            "PreparingRebalance/CompletingRebalance may have gone without a completed "
+            "generation or a commit (the default is the Java client's default rebalance "
+            "timeout: a rebalance within it does not alarm)"
+        ),
+    )
+    max_named_members: int = field(
+        default=100,
+        metadata=_doc("state bound: members of the last completed generation kept by name"),
+    )
     broker_version: str | None = field(
         default=None,
         metadata=_doc(
@@ -125,8 +153,31 @@ class DetectorConfig:
     partitions_per_topic: Mapping[str, int] = field(
         default_factory=dict,
         metadata=_doc(
-            "known partition counts (`--partitions`, the broker); other topics are inferred"
+            "configured partition counts (`--partitions`, `detect.partitions`); they judge "
+            "the generations written from `partitions_as_of_ms` on; other topics, and earlier "
+            "generations, are judged by what the group's records show"
         ),
+    )
+    partitions_as_of_ms: int | None = field(
+        default=None,
+        metadata=_doc(
+            "when the configured counts were stated (epoch ms: `analyze` uses the file's "
+            "`as_of`, else the time it runs; the job `detect.partitions_since`, else the time "
+            "it starts); `None`: they held for every record"
+        ),
+    )
+    broker_partitions: Mapping[str, int] = field(
+        default_factory=dict,
+        metadata=_doc(
+            "every topic's partition count as the brokers listed it at "
+            "`broker_partitions_as_of_ms` (`analyze --bootstrap-server`): it judges the "
+            "generations written from then on, and a subscribed topic not listed is gone "
+            "from then on"
+        ),
+    )
+    broker_partitions_as_of_ms: int | None = field(
+        default=None,
+        metadata=_doc("when the brokers were asked (epoch ms)"),
     )
 
     def __post_init__(self) -> None:
@@ -147,5 +198,10 @@ class DetectorConfig:
             < 0
         ):
             raise ValueError("KIP-848 time limits must not be negative")
-        if any(n < 0 for n in self.partitions_per_topic.values()):
+        if self.stuck_skipped_generations < 1:
+            raise ValueError("stuck_skipped_generations must be at least 1")
+        if min(self.stuck_skipped_after_ms, self.stuck_after_ms, self.max_named_members) < 0:
+            raise ValueError("rebalance_stuck thresholds must not be negative")
+        counts = (*self.partitions_per_topic.values(), *self.broker_partitions.values())
+        if any(n < 0 for n in counts):
             raise ValueError("partition counts must not be negative")

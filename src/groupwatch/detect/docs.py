@@ -19,8 +19,9 @@ HEADER = """\
      src/groupwatch/detect/catalogue.py and config.py. Do not edit by hand. -->
 
 What `groupwatch analyze` and the streaming job report.  Kind names and severities are a
-contract: dashboards and alert rules key on them.  How the engine judges claims, what partition
-inference cannot see, the state API and the benchmark are in [detection.md](detection.md).
+contract: dashboards and alert rules key on them.  How the engine judges claims, which partition
+count judges each generation (counts hold from when they were observed; deleted and re-created
+topics), the state API and the benchmark are in [detection.md](detection.md).
 
 """
 

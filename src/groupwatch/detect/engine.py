@@ -15,7 +15,7 @@ from groupwatch.detect.confirm import Pending
 from groupwatch.detect.decoded import event_from_decoded, is_raw, record_from_raw
 from groupwatch.detect.events import event_from_record
 from groupwatch.detect.findings import Finding, Source
-from groupwatch.detect.model import Event, MemberState, OffsetCommit, Tick
+from groupwatch.detect.model import BrokerView, Event, MemberState, OffsetCommit, Tick
 from groupwatch.detect.state import GroupState, step
 
 if TYPE_CHECKING:
@@ -129,10 +129,20 @@ class Analyzer:
         self._tell_time(when, partition)
         return self.advance(when, partition) if self._due else []
 
-    def hint(self, group: str, topic: str, max_partition: int) -> None:
+    def hint(
+        self, group: str, topic: str, max_partition: int, committed_ms: int | None = None
+    ) -> None:
         """The group committed offsets up to ``max_partition`` of ``topic`` before what is fed
-        next (it informs partition counts; it tells no time)."""
-        self._step(OffsetCommit(group, topic, max_partition, Source(), None))
+        next, last at ``committed_ms`` (it informs partition counts and when the group last
+        committed; it tells no stream time)."""
+        self._step(OffsetCommit(group, topic, max_partition, Source(), None, None, committed_ms))
+
+    def observe(self, view: BrokerView) -> list[Finding]:
+        """What the brokers said about a group when asked (see :mod:`groupwatch.detect.stuck`);
+        a group no record has shown yet is left alone."""
+        if view.group not in self.states:
+            return []
+        return self._step(view)
 
     def reach(self, clocks: Mapping[int, int], quiescent: bool = False) -> list[Finding]:
         """Stream time reached ``clocks[p]`` on each ``__consumer_offsets`` partition ``p``

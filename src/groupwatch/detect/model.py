@@ -85,6 +85,9 @@ class OffsetCommit:
     time_ms: int | None
     #: The topic's id (``OffsetCommitValue`` v4, Kafka 4.1+), as Kafka prints it.
     topic_id: str | None = None
+    #: A commit known from earlier batches (the job's ``group_offsets``): when the group last
+    #: committed, which tells no stream time (``time_ms`` is then ``None``).
+    committed_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,5 +120,28 @@ class Tick:
     quiescent: bool = False
 
 
+#: The classic group states (Admin ``GroupState``) in which a rebalance is under way.
+REBALANCING_STATES = frozenset({"PreparingRebalance", "CompletingRebalance"})
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerView:
+    """What the brokers said about a group when asked (Admin ``describeConsumerGroups``).
+
+    A live fact, not a record: ``time_ms`` is the wall-clock time of the question, and it moves
+    no stream clock (see docs/detection.md, "Rebalances that never complete").
+    """
+
+    group: str
+    #: The group's state as Kafka names it: ``PreparingRebalance``, ``Stable``, ``Empty``...
+    state: str
+    #: The members the brokers list, as ``member_id`` (``client_id``) text.
+    members: tuple[str, ...]
+    time_ms: int
+    source: Source = Source()
+
+
 #: Everything the per-group ``step`` consumes.
-Event = GroupSnapshot | Tombstone | OffsetCommit | UndecodableRecord | Tick | ModernRecord
+Event = (
+    GroupSnapshot | Tombstone | OffsetCommit | UndecodableRecord | Tick | ModernRecord | BrokerView
+)

@@ -1,12 +1,17 @@
-"""Partition counts for the rules: from a JSON file, or from the broker.
+"""Partition counts for the rules: from a JSON file, or from the broker, each with the time it
+was stated or observed (it judges the generations written from then on:
+:mod:`groupwatch.detect.topic_counts`).
 
 Without either, the engine infers counts from what the group's own records show (see
-``docs/findings.md`` for what inference cannot see).
+``docs/detection.md`` for what inference cannot see).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +20,52 @@ from groupwatch.errors import GroupwatchError
 
 class PartitionsError(GroupwatchError, ValueError):
     """The partition counts could not be read."""
+
+
+#: ``since``/``as_of`` value: the counts held for every record, whenever written.
+ALWAYS = "always"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def parse_since(value: object, default_ms: int) -> int | None:
+    """When stated counts start to hold: ``None``/``""`` -> ``default_ms`` (when they were read),
+    ``"always"`` -> ``None`` (every record), an ISO-8601 time (UTC unless it says otherwise) or
+    epoch milliseconds -> that time in ms."""
+    if value is None or value == "":
+        return default_ms
+    if value == ALWAYS:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise PartitionsError(f"{value!r} is neither an ISO-8601 time nor {ALWAYS!r}") from exc
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        return int(when.timestamp() * 1000)
+    raise PartitionsError(f"{value!r} is neither an ISO-8601 time nor {ALWAYS!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class StatedCounts:
+    """Partition counts and the time from which they hold (``None``: every record)."""
+
+    counts: dict[str, int]
+    as_of_ms: int | None
+
+
+def parse_stated(doc: Any, read_ms: int) -> StatedCounts:
+    """``{"topic": count}``, or ``{"partitions_per_topic": {...}, "as_of": TIME}``; without an
+    ``as_of`` the counts hold from ``read_ms`` (when they were read) on."""
+    as_of: object = None
+    if isinstance(doc, dict) and isinstance(doc.get("partitions_per_topic"), dict):
+        as_of = doc.get("as_of")
+    return StatedCounts(parse_counts(doc), parse_since(as_of, read_ms))
 
 
 def parse_counts(doc: Any) -> dict[str, int]:
@@ -31,14 +82,15 @@ def parse_counts(doc: Any) -> dict[str, int]:
     return out
 
 
-def load_counts_file(path: str | Path) -> dict[str, int]:
+def load_counts_file(path: str | Path, read_ms: int | None = None) -> StatedCounts:
+    """The file's counts, holding from its ``as_of`` (else from ``read_ms``, default now)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise PartitionsError(f"cannot read {path}: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
         raise PartitionsError(f"{path} is not valid JSON: {exc}") from exc
-    return parse_counts(doc)
+    return parse_stated(doc, now_ms() if read_ms is None else read_ms)
 
 
 def broker_topics(

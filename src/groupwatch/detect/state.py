@@ -15,12 +15,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupwatch.assignor import TopicPartition
-from groupwatch.detect import confirm
+from groupwatch.detect import confirm, topic_counts
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.history import AssignedGeneration, writes_no_generation
 from groupwatch.detect.model import (
+    BrokerView,
     Event,
     GroupSnapshot,
     OffsetCommit,
@@ -33,10 +34,11 @@ from groupwatch.detect.modern.model import ModernRecord
 from groupwatch.detect.modern.replay import learn_names
 from groupwatch.detect.modern.state import ModernState
 from groupwatch.detect.rules import snapshot_findings
+from groupwatch.detect.stuck import StuckWatch, on_commit, on_snapshot, on_view
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 #: Older state versions this one reads (what they lack starts empty).
-_READS = (1, 2, STATE_VERSION)
+_READS = (1, 2, 3, STATE_VERSION)
 #: Kafka's ``Uuid.ZERO_UUID`` as it prints it: a commit that carries no topic id.
 _ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"
 
@@ -73,6 +75,13 @@ class GroupState:
     modern: ModernState | None = None
     #: topic id -> name from the group's v4 offset commits (modern assignments are by id).
     topic_names: Mapping[str, str] = field(default_factory=dict)
+    #: A classic group's last completed generation and commits, for ``rebalance_stuck``.
+    stuck: StuckWatch = field(default_factory=StuckWatch)
+    #: topic -> event time (ms) the group's records last showed it deleted or re-created:
+    #: counts observed before then no longer hold (:mod:`groupwatch.detect.topic_counts`).
+    topics_gone: Mapping[str, int] = field(default_factory=dict)
+    #: topic -> the generation since which the group subscribes to it while it is missing.
+    missing_since: Mapping[str, int] = field(default_factory=dict)
     #: The generation of the last completed record (one with assignments, not awaiting them).
     completed_generation: int | None = None
     #: That record's members and assignment, and those of the completed generation before it:
@@ -116,6 +125,9 @@ class GroupState:
             "withholding_seen": self.withholding_seen,
             "modern": None if self.modern is None else self.modern.to_json(),
             "topic_names": dict(sorted(self.topic_names.items())),
+            "stuck": self.stuck.to_json(),
+            "topics_gone": dict(sorted(self.topics_gone.items())),
+            "missing_since": dict(sorted(self.missing_since.items())),
         }
         # Only when kept: a state without them reads as before, in either direction.
         if self.completed_generation is not None:
@@ -144,6 +156,9 @@ class GroupState:
             withholding_seen=bool(doc.get("withholding_seen", False)),
             modern=None if doc.get("modern") is None else ModernState.from_json(doc["modern"]),
             topic_names={str(k): str(v) for k, v in (doc.get("topic_names") or {}).items()},
+            stuck=StuckWatch.from_json(doc.get("stuck") or {}),
+            topics_gone={str(k): int(v) for k, v in (doc.get("topics_gone") or {}).items()},
+            missing_since={str(k): int(v) for k, v in (doc.get("missing_since") or {}).items()},
             completed_generation=doc.get("completed_generation"),
             assigned=_assigned(doc.get("assigned")),
             assigned_before=_assigned(doc.get("assigned_before")),
@@ -180,15 +195,73 @@ def _infer(
 
 
 def partition_counts(
-    state: GroupState, config: DetectorConfig
+    state: GroupState, config: DetectorConfig, time_ms: int | None = None
 ) -> tuple[dict[str, int], dict[str, str]]:
-    """The counts the rules use: configured/broker counts first, inferred for the rest."""
-    counts = dict(state.inferred_partitions)
-    sources = {t: "inferred" for t in counts}
-    for topic, n in config.partitions_per_topic.items():
-        counts[topic] = n
-        sources[topic] = "configured"
-    return counts, sources
+    """The counts that held at ``time_ms`` and their sources (:func:`topic_counts.counts_at`)."""
+    return topic_counts.counts_at(state.inferred_partitions, state.topics_gone, config, time_ms)
+
+
+def _bounded(known: Mapping[str, int], topic: str, value: int, limit: int) -> Mapping[str, int]:
+    if known.get(topic) == value or (topic not in known and len(known) >= limit):
+        return known
+    return {**known, topic: value}
+
+
+def _commit(state: GroupState, event: OffsetCommit, cfg: DetectorConfig) -> GroupState:
+    """An offset commit: a lower bound on its topic's count, and its topic id."""
+    tid = event.topic_id
+    known_id = bool(tid) and tid != _ZERO_TOPIC_ID
+    renewed = [old for old, name in state.topic_names.items() if name == event.topic and old != tid]
+    if known_id and renewed and event.time_ms is not None:
+        # The same name under a new topic id: the topic was deleted and re-created, and its
+        # partitions are counted anew from this commit on.
+        names = {k: v for k, v in state.topic_names.items() if k not in renewed}
+        anew = {k: v for k, v in state.inferred_partitions.items() if k != event.topic}
+        gone = _bounded(state.topics_gone, event.topic, event.time_ms, cfg.max_inferred_topics)
+        state = replace(state, topic_names=names, inferred_partitions=anew, topics_gone=gone)
+    if event.time_ms is not None or event.topic not in state.topics_gone:
+        # A commit of unknown time (the job's hint of earlier commits) cannot be placed after
+        # a deletion: it says nothing about the topic that exists now.
+        inferred = _infer(
+            state.inferred_partitions,
+            [TopicPartition(event.topic, event.partition)],
+            cfg.max_inferred_topics,
+        )
+        if inferred is not state.inferred_partitions:
+            state = replace(state, inferred_partitions=inferred)
+    if tid is not None and known_id and state.topic_names.get(tid) != event.topic:
+        names = dict(state.topic_names)
+        if tid in names or len(names) < cfg.max_inferred_topics:
+            names[tid] = event.topic
+            state = replace(state, topic_names=names)
+        if state.modern is not None:
+            modern = learn_names(state.modern, ((tid, event.topic),), cfg.max_inferred_topics)
+            state = replace(state, modern=modern)
+    return state
+
+
+def _missing(
+    state: GroupState, snap: GroupSnapshot, cfg: DetectorConfig
+) -> tuple[GroupState, dict[str, topic_counts.Missing]]:
+    """Which subscribed topics the snapshot's leader found no partition of, and the state's
+    record of them: a topic newly missing is gone from this time on (its count is forgotten);
+    an episode ends when the topic is assigned again or no longer subscribed."""
+    if snap.protocol_type != "consumer" or snap.awaiting_assignment:
+        return state, {}
+    missing = topic_counts.missing_topics(
+        snap, state.inferred_partitions, state.topics_gone, state.missing_since, cfg
+    )
+    since = {t: m.since_generation for t, m in missing.items()}
+    gone = state.topics_gone
+    inferred = state.inferred_partitions
+    for topic in missing:
+        if topic not in state.missing_since and snap.time_ms is not None:
+            gone = _bounded(gone, topic, snap.time_ms, cfg.max_inferred_topics)
+        if topic in inferred:
+            inferred = {k: v for k, v in inferred.items() if k != topic}
+    if since != state.missing_since or gone is not state.topics_gone:
+        state = replace(state, missing_since=since, topics_gone=gone, inferred_partitions=inferred)
+    return state, missing
 
 
 def _fingerprint(snap: GroupSnapshot) -> str:
@@ -317,7 +390,8 @@ def step(
         raise ValueError(f"event of group {event.group!r} given to the state of {state.group!r}")
     # Stream time first: whatever awaited confirmation past this moment is raised before the
     # record is applied, as it would have been had the group been looked at just before.
-    clock = event.time_ms
+    # The brokers' view is timed by the wall clock of the question: it moves no stream clock.
+    clock = None if isinstance(event, BrokerView) else event.time_ms
     partition = event.partition if isinstance(event, Tick) else event.source.partition
     pending, expired = confirm.expire(state.pending, clock, partition)
     if expired:
@@ -334,6 +408,12 @@ def _apply(
             modern, found = judge.quiesce(state.group, state.modern, event.time_ms, cfg)
             return replace(state, modern=modern), found
         return state, []
+    if isinstance(event, BrokerView):
+        if state.modern is not None:
+            # KIP-848 groups reconcile member by member: judged by the modern checks.
+            return state, []
+        watch, found = on_view(state.stuck, event, cfg)
+        return replace(state, stuck=watch), found
     if isinstance(event, ModernRecord):
         modern = judge.on_record(state.modern, event, cfg)
         if state.topic_names:
@@ -341,23 +421,11 @@ def _apply(
             modern = learn_names(modern, known, cfg.max_inferred_topics)
         return replace(state, modern=modern), []
     if isinstance(event, OffsetCommit):
-        inferred = _infer(
-            state.inferred_partitions,
-            [TopicPartition(event.topic, event.partition)],
-            cfg.max_inferred_topics,
-        )
-        if inferred is not state.inferred_partitions:
-            state = replace(state, inferred_partitions=inferred)
-        tid = event.topic_id
-        if tid and tid != _ZERO_TOPIC_ID and state.topic_names.get(tid) != event.topic:
-            names = dict(state.topic_names)
-            if tid in names or len(names) < cfg.max_inferred_topics:
-                names[tid] = event.topic
-                state = replace(state, topic_names=names)
-            if state.modern is not None:
-                modern = learn_names(state.modern, ((tid, event.topic),), cfg.max_inferred_topics)
-                state = replace(state, modern=modern)
-        return state, []
+        when = event.time_ms if event.time_ms is not None else event.committed_ms
+        watch = on_commit(state.stuck, when)
+        if watch is not state.stuck:
+            state = replace(state, stuck=watch)
+        return _commit(state, event, cfg), []
     if isinstance(event, Tombstone):
         # A classic group's end; its modern records (an upgrade) live on.
         return (
@@ -366,6 +434,7 @@ def _apply(
                 inferred_partitions=state.inferred_partitions,
                 modern=state.modern,
                 topic_names=state.topic_names,
+                topics_gone=state.topics_gone,
             ),
             [],
         )
@@ -388,14 +457,24 @@ def _apply(
         )
         return state, [finding]
     snap = event
+    state, missing = _missing(state, snap, cfg)
     inferred = _infer(
         state.inferred_partitions,
-        (tp for m in snap.members for tps in (m.claim, m.assigned) for tp in tps),
+        (
+            tp
+            for m in snap.members
+            for tps in (m.claim, m.assigned)
+            for tp in tps
+            if tp[0] not in missing  # old claims of a deleted topic count nothing anew
+        ),
         cfg.max_inferred_topics,
     )
     if inferred is not state.inferred_partitions:
         state = replace(state, inferred_partitions=inferred)
-    counts, sources = partition_counts(state, cfg)
+    counts, sources = partition_counts(state, cfg, snap.time_ms)
+    for topic in missing:  # the leader had no such topic: nothing of it can be unassigned
+        counts.pop(topic, None)
+        sources.pop(topic, None)
     repeated = state.completed_generation == snap.generation
     previous = state.assigned_before if repeated else state.assigned
     if previous is not None and (
@@ -404,7 +483,7 @@ def _apply(
     ):
         previous = None  # not the last completed generation: it is no guide
     found = snapshot_findings(
-        snap, cfg, counts, sources, state.withholding_seen, previous, repeated
+        snap, cfg, counts, sources, state.withholding_seen, missing, previous, repeated
     )
     if not snap.awaiting_assignment:
         kept = (
@@ -420,4 +499,8 @@ def _apply(
     outcome = confirm.judge(state.pending, snap, held, cfg.confirm_after_ms, state.withholding_seen)
     state = replace(state, pending=outcome.pending, withholding_seen=outcome.withholding_seen)
     state, cross = _cross_snapshot(state, snap, cfg)
-    return state, cross + outcome.raised + now
+    stuck: list[Finding] = []
+    if state.modern is None:
+        watch, stuck = on_snapshot(state.stuck, snap, cfg)
+        state = replace(state, stuck=watch)
+    return state, stuck + cross + outcome.raised + now

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import deltawrite, tables
+from groupwatch import deltawrite, tables, upkeep
 from groupwatch.config import Config
 from groupwatch.spark import keys, sinks
 
@@ -128,12 +128,23 @@ def _merge_on_driver(config: Config, aggregated: DataFrame, batch_id: int) -> li
 
 
 def version_before(spark: SparkSession, config: Config, batch_id: int) -> int:
-    """The ``group_offsets`` version before this batch's MERGE (found by its note)."""
+    """The ``group_offsets`` version before this batch's MERGE (found by its note).
+
+    Only upkeep (its commits change no row) may have committed after this batch's MERGE, so
+    the newest commits that are not upkeep's decide: this batch's MERGE, or an earlier one."""
     from delta.tables import DeltaTable
 
     path = config.table_path(tables.GROUP_OFFSETS.name)
-    history = DeltaTable.forPath(spark, path).history(2).collect()
-    for entry in history:
+    history = DeltaTable.forPath(spark, path).history(_HISTORY).collect()
+    for entry in sorted(history, key=lambda e: -int(e["version"])):
+        if upkeep.is_upkeep(entry["userMetadata"]):
+            continue
         if entry["userMetadata"] == batch_note(batch_id):
             return int(entry["version"]) - 1
+        break
     return max(int(entry["version"]) for entry in history)
+
+
+#: Commits of ``group_offsets``' history looked at: one upkeep turn commits at most four
+#: (DELETE, OPTIMIZE, VACUUM START and END) after the batch's MERGE.
+_HISTORY = 8

@@ -12,11 +12,12 @@ import contextlib
 import datetime as dt
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from groupwatch import processing, tables
 from groupwatch.detect import DetectorConfig
+from groupwatch.detect.model import BrokerView
 from groupwatch.spark import output
 from groupwatch.tables import timestamp
 
@@ -40,14 +41,21 @@ def run(
     detected_at: dt.datetime,
     clocks: dict[int, int],
     quiescent: bool,
+    views: Mapping[str, BrokerView] | None = None,
 ) -> DataFrame:
-    """Every group's records cogrouped with its prior state through the workers (lazy)."""
+    """Every group's records cogrouped with its prior state through the workers (lazy).
+
+    ``views``: what the brokers said of some groups at the driver's last look (a few groups:
+    those rebalancing, or just seen so)."""
     schema, arrow_schema = schemas
+    looked = dict(views or {})
 
     # What travels to the workers is this closure: the detector's frozen configuration and
     # plain values, never the driver's session or job.
     def per_group(rec: pa.Table, st: pa.Table) -> pa.Table:
-        return _process_arrow(rec, st, detector, detected_at, arrow_schema, clocks, quiescent)
+        return _process_arrow(
+            rec, st, detector, detected_at, arrow_schema, clocks, quiescent, looked
+        )
 
     return records.groupBy("group").cogroup(state.groupBy("group")).applyInArrow(per_group, schema)
 
@@ -70,16 +78,18 @@ def _process_arrow(
     schema: pa.Schema,
     clocks: dict[int, int],
     quiescent: bool = False,
+    views: Mapping[str, BrokerView] | None = None,
 ) -> pa.Table:
     """Worker side of the cogroup: one group's records and prior state -> output rows.
 
     A group with state but no records is one whose pending confirmation the batch's clocks
-    made due: it runs with no records, to be judged on time alone.
+    made due, or that the brokers were just asked about: it runs with no records, to be judged
+    on time and the brokers' view alone.
     """
     if rec.num_rows == 0 and not any(s is not None for s in st.column("state").to_pylist()):
         return schema.empty_table()
     with _collector_paused():
-        group, rows = _group_rows(rec, st, detector, detected_at, clocks, quiescent)
+        group, rows = _group_rows(rec, st, detector, detected_at, clocks, quiescent, views)
         return output.to_arrow(group, rows, schema)
 
 
@@ -109,21 +119,22 @@ def _group_rows(
     detected_at: dt.datetime,
     clocks: dict[int, int],
     quiescent: bool = False,
+    views: Mapping[str, BrokerView] | None = None,
 ) -> tuple[str, dict[str, list[tables.Row]]]:
     """The group of the cogroup's records and its rows per table (state row included)."""
     group = str((rec if rec.num_rows else st).column("group")[0].as_py())
     state = None
     last_before = -1
-    commits: list[tuple[str, int]] = []
-    for saved, last_ms, topic, max_partition in zip(
-        *output.column_lists(st, ("state", "last_event_ms", "topic", "max_partition")),
-        strict=True,
+    commits: list[tuple[str, int, int | None]] = []
+    names = ("state", "last_event_ms", "topic", "max_partition", "last_commit_ms")
+    for saved, last_ms, topic, max_partition, committed_ms in zip(
+        *output.column_lists(st, names), strict=True
     ):
         if saved is not None:
             state = json.loads(saved)
             last_before = last_ms if last_ms is not None else -1
         elif topic is not None:
-            commits.append((topic, max_partition))
+            commits.append((topic, max_partition, committed_ms))
     commits.sort()
     records = source_records(rec)
     result = processing.process_group(
@@ -135,6 +146,7 @@ def _group_rows(
         commits=commits,
         clocks=clocks,
         quiescent=quiescent,
+        view=None if views is None else views.get(group),
     )
     last = max((r.timestamp_ms for r in records), default=last_before)
     until = result.pending_until

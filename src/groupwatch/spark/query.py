@@ -11,7 +11,8 @@ Every micro-batch runs :meth:`GroupwatchQuery.process_batch` through ``foreachBa
    version per batch: :mod:`~groupwatch.spark.state_store`);
 3. the rows that come back are validated (:mod:`~groupwatch.spark.validation`) and written to
    their tables, each write once per batch id (:mod:`~groupwatch.spark.writes`); the batch is
-   logged and counted (:mod:`~groupwatch.spark.batch_report`).
+   logged and counted (:mod:`~groupwatch.spark.batch_report`);
+4. the tables whose turn it is get their upkeep (:mod:`~groupwatch.spark.upkeep`).
 
 This module only puts those steps in order.  State lives in Delta rather than in Spark's state
 store so that a replayed batch reads exactly the state the first attempt read (versions older
@@ -39,9 +40,11 @@ from groupwatch.spark import (
     sinks,
     source,
     state_store,
+    upkeep,
     writes,
 )
 from groupwatch.spark.batchlog import BatchLog
+from groupwatch.spark.group_views import GroupViews
 from groupwatch.spark.pipelines import read_source
 from groupwatch.spark.topic_names import TopicNames
 
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
+    from groupwatch.detect.model import BrokerView
     from groupwatch.notify import Notifier
     from groupwatch.spark.metrics import JobMetrics
     from groupwatch.spark.validation import BatchValidator
@@ -89,6 +93,8 @@ class GroupwatchQuery:
         self._caught_up_check = source.CaughtUp(config.source.max_offsets_per_trigger)
         #: topic id -> name from the brokers, refreshed by the driver (``topic_names``).
         self.topic_names = TopicNames.of(spark, config)
+        #: The brokers' view of rebalancing groups (``rebalance_stuck``), asked now and then.
+        self.group_views = GroupViews.of(spark, config)
         #: Group state reads, from the driver's cache when it mirrors the table.
         self.state = state_store.StateStore(spark, config)
 
@@ -156,17 +162,26 @@ class GroupwatchQuery:
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._due_groups(batch_id, stats.clocks)
-            if stats.has_others or malformed is not None or due:
+            views = self.group_views.look()
+            if stats.has_others or malformed is not None or due or views:
                 # Most batches of a quiet cluster hold well-formed offset commits only: no
                 # Python, no state version, no empty commits.
                 written = self._analyze(
-                    df, batch_id, detected_at, stats.clocks, due, malformed, quiescent=quiescent
+                    df,
+                    batch_id,
+                    detected_at,
+                    stats.clocks,
+                    sorted(set(due) | set(views)),
+                    malformed,
+                    quiescent=quiescent,
+                    views=views,
                 )
             # The stream's own clock (newest record time of the batch) decides silence, so a
             # backlog of old records does not expire every group it has not reached yet.
             clock = max(stats.clocks.values(), default=None)
             if clock is not None:
                 self._maintain_state(batch_id, clock)
+            self._upkeep(batch_id, clock)
             completed = True
         finally:
             split.read.unpersist()
@@ -206,9 +221,11 @@ class GroupwatchQuery:
         malformed_commits: Column | None = None,
         *,
         quiescent: bool = False,
+        views: dict[str, BrokerView] | None = None,
     ) -> dict[str, int]:
         """The Python stage over the batch's groups (those with records and those ``due``),
-        then its rows written; rows written per table."""
+        then its rows written; rows written per table.  ``views``: the brokers' view of some
+        groups (those groups are among ``due``)."""
         records = source.python_records(df, malformed_commits)
         groups = records.select("group").distinct()
         if due:
@@ -224,7 +241,7 @@ class GroupwatchQuery:
         if names:
             detector = dataclasses.replace(detector, topic_names=dict(names))
         out = python_stage.run(
-            records, state, detector, self._output_schemas, detected_at, clocks, quiescent
+            records, state, detector, self._output_schemas, detected_at, clocks, quiescent, views
         ).persist()
         try:
             return self._write_outputs(out, batch_id, detected_at, df)
@@ -313,6 +330,11 @@ class GroupwatchQuery:
             self.state.forget(done.forgotten, batch_id)
             if self.metrics is not None:
                 self.metrics.state_groups.set(done.kept)
+
+    def _upkeep(self, batch_id: int, clock_ms: int | None) -> None:
+        """The tables whose upkeep turn this batch is: compacted, vacuumed, their expired log
+        and history removed (:mod:`groupwatch.spark.upkeep`), after the batch's writes."""
+        upkeep.run(self.spark, self.config, batch_id, clock_ms)
 
 
 #: What the notifier reads of a snapshot: enough to resolve a group's open alerts.

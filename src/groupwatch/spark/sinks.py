@@ -8,18 +8,21 @@ carry the same transaction id through the session confs, so they are skipped too
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groupwatch import locations
+from groupwatch import locations, upkeep
 from groupwatch.config import Config
 from groupwatch.tables import TABLES, Table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger("groupwatch.job")
 
 #: The transaction app id of the job's writes: with the batch id, what Delta skips on replay.
 APP_ID = "groupwatch-job"
@@ -32,20 +35,40 @@ _TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 
 
 def ensure_tables(spark: SparkSession, config: Config) -> None:
-    """Create every missing table, empty, with its declared schema and partitioning."""
+    """Create every missing table, empty, with its declared schema and partitioning and the
+    upkeep's table properties (:func:`groupwatch.upkeep.properties`); an existing table gets
+    the columns and properties it lacks."""
     from delta.tables import DeltaTable
 
+    wanted = upkeep.properties(config.upkeep)
     for table in TABLES.values():
         path = config.table_path(table.name)
         if DeltaTable.isDeltaTable(spark, path):
             _add_missing_columns(spark, path, table)
+            _set_properties(spark, path, wanted)
             continue
         builder = DeltaTable.createIfNotExists(spark).location(path)
         for column in table.columns:
             builder = builder.addColumn(column.name, column.ddl, comment=column.doc)
         if table.partition_by:
             builder = builder.partitionedBy(*table.partition_by)
+        for key, value in wanted.items():
+            builder = builder.property(key, value)
         builder.comment(table.doc).execute()
+
+
+def _set_properties(spark: SparkSession, path: str, wanted: Mapping[str, str]) -> None:
+    """Set the table properties of ``wanted`` that an existing table lacks or sets otherwise
+    (a table made before upkeep, or under other upkeep settings)."""
+    from delta.tables import DeltaTable
+
+    detail = DeltaTable.forPath(spark, path).detail().select("properties").first()
+    have = dict(detail["properties"] or {}) if detail is not None else {}
+    changed = {k: v for k, v in wanted.items() if have.get(k) != v}
+    if changed:
+        listed = ", ".join(f"'{k}' = '{v}'" for k, v in sorted(changed.items()))
+        with commit_note(spark, upkeep.UPKEEP_NOTE):
+            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({listed})")
 
 
 def _add_missing_columns(spark: SparkSession, path: str, table: Table) -> None:
@@ -151,12 +174,45 @@ def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterat
                 spark.conf.set(key, was)
 
 
+#: Attempts of a write that lost a commit race (:func:`retried`).
+CONFLICT_ATTEMPTS = 5
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is Delta's "another commit won the race" (a concurrent OPTIMIZE removed
+    files a MERGE read, ...): Delta Spark's ``DeltaConcurrentModificationException`` family,
+    however Py4J or PySpark wrapped it."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = f"{type(seen).__name__}: {seen}"
+        if "Concurrent" in type(seen).__name__ or "io.delta.exceptions.Concurrent" in text:
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def retried(command: Callable[[], object], what: str) -> None:
+    """Run a Delta write, again if it lost a commit race (up to ``CONFLICT_ATTEMPTS``).
+
+    Safe to repeat: nothing of a losing commit is in the table, every job write carries its
+    batch's transaction id, and a MERGE plans again on the table the winner left."""
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            command()
+            return
+        except Exception as exc:
+            if attempt == CONFLICT_ATTEMPTS or not is_conflict(exc):
+                raise
+            log.warning("%s lost a commit race (attempt %d), trying again: %s", what, attempt, exc)
+
+
 def run_once(
     spark: SparkSession, command: Callable[[], object], app_id: str, batch_id: int
 ) -> None:
-    """Run one Delta MERGE/UPDATE/DELETE under a transaction id: skipped if already committed."""
+    """Run one Delta MERGE/UPDATE/DELETE under a transaction id: skipped if already committed,
+    run again if it lost a commit race."""
     with transaction(spark, app_id, batch_id):
-        command()
+        retried(command, f"batch {batch_id}'s write")
 
 
 def run_in_order(writes: dict[str, Callable[[], object]]) -> dict[str, float]:
@@ -170,7 +226,7 @@ def run_in_order(writes: dict[str, Callable[[], object]]) -> dict[str, float]:
     for name, write in writes.items():
         started = time.perf_counter()
         try:
-            write()
+            retried(write, name)
         except Exception as exc:
             raise RuntimeError(f"writing {name} failed: {exc}") from exc
         seconds[name] = time.perf_counter() - started

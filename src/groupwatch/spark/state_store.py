@@ -85,6 +85,7 @@ def prior_state(spark: SparkSession, config: Config, groups: DataFrame, batch_id
             F.unix_millis("last_event_time").alias("last_event_ms"),
             F.lit(None).cast("string").alias("topic"),
             F.lit(None).cast("int").alias("max_partition"),
+            F.lit(None).cast("long").alias("last_commit_ms"),
         )
     )
     return states.unionByName(offset_hints(spark, config, groups, batch_id))
@@ -93,8 +94,9 @@ def prior_state(spark: SparkSession, config: Config, groups: DataFrame, batch_id
 def offset_hints(
     spark: SparkSession, config: Config, groups: DataFrame, batch_id: int
 ) -> DataFrame:
-    """The partition counts earlier batches' offset commits tell about ``groups``: one row per
-    (group, topic), in the prior state's columns with the state null."""
+    """The partition counts earlier batches' offset commits tell about ``groups``, and when they
+    last committed (``rebalance_stuck`` measures silences from it): one row per (group, topic),
+    in the prior state's columns with the state null."""
     from pyspark.sql import functions as F
 
     # Offset commits of earlier batches tell partition counts: the table as it was before
@@ -112,6 +114,7 @@ def offset_hints(
             F.lit(None).cast("long").alias("last_event_ms"),
             "topic",
             "max_partition",
+            F.unix_millis("last_commit_time").alias("last_commit_ms"),
         )
     )
     return hints
@@ -325,6 +328,7 @@ class StateStore:
                 "last_event_ms": pa.array(last, pa.int64()),
                 "topic": pa.nulls(len(names), pa.string()),
                 "max_partition": pa.nulls(len(names), pa.int32()),
+                "last_commit_ms": pa.nulls(len(names), pa.int64()),
             }
         )
         cached = self.spark.createDataFrame(arrow)

@@ -4,6 +4,11 @@ The broker runs from the jars scripts/setup fetched (``.groupwatch/jars/kafka``)
 under ``.groupwatch/run/<name>/`` and survives the process that started it: ``start`` returns once
 the broker answers, ``status`` and ``stop`` find it again through the state file.  Internal topics
 get replication factor 1, because there is one broker.
+
+With ``scram_users`` the broker also listens for SASL_SSL clients (SCRAM-SHA-512), the way
+production clusters are reached: TLS keys made with the JDK's keytool when its data folder is
+made, the users' SCRAM credentials written into the KRaft metadata by the storage format
+(``--add-scram``).  The PLAINTEXT listener stays, for the tooling that produces test traffic.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import socket
 import subprocess
 import time
 import uuid
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from groupwatch import paths
@@ -24,7 +30,12 @@ from groupwatch.bootstrap import STATE_FILE, BrokerState, live_state, read_state
 from groupwatch.bootstrap import pid_alive as _pid_alive
 from groupwatch.bootstrap import port_answers as _port_answers
 
-__all__ = ["BrokerError", "BrokerState", "LocalBroker"]
+__all__ = ["SCRAM_MECHANISM", "BrokerError", "BrokerState", "LocalBroker", "SaslSsl"]
+
+#: The SASL mechanism of the SASL_SSL listener (the one docs/job.md's recipe names).
+SCRAM_MECHANISM = "SCRAM-SHA-512"
+_SASL_FILE = "sasl_ssl.json"
+_SASL_LISTENER = "SASL_SSL"
 
 
 class BrokerError(RuntimeError):
@@ -62,17 +73,41 @@ Configuration:
 """
 
 
+@dataclass(frozen=True)
+class SaslSsl:
+    """What a client needs to reach the SASL_SSL listener: its port and the truststore (JKS)
+    holding the broker's self-signed certificate."""
+
+    port: int
+    truststore: str
+    truststore_password: str
+
+    @property
+    def bootstrap(self) -> str:
+        # The certificate names both, so the client's hostname verification holds for either.
+        return f"127.0.0.1:{self.port}"
+
+
 class LocalBroker:
     """One named local broker; several can run side by side under different names."""
 
-    def __init__(self, name: str = "broker", *, home: Path | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "broker",
+        *,
+        home: Path | None = None,
+        scram_users: Mapping[str, str] | None = None,
+    ) -> None:
         self.name = name
+        # user -> password, written into the metadata when the data folder is made.
+        self.scram_users = dict(scram_users or {})
         self.dir = (home / "run" / name) if home is not None else paths.run_dir(name)
         self.dir.mkdir(parents=True, exist_ok=True)
         # The layout groupwatch.bootstrap reads to resolve the "local" alias.
         self.state_file = self.dir / STATE_FILE
         self.log_file = self.dir / "broker.log"
         self.data_dir = self.dir / "data"
+        self.tls_dir = self.dir / "tls"
 
     # -- state -------------------------------------------------------------------------------
     def state(self) -> BrokerState | None:
@@ -82,6 +117,13 @@ class LocalBroker:
     def running(self) -> BrokerState | None:
         """The state of a live broker that answers on its port, else None."""
         return live_state(self.state_file)
+
+    def sasl_ssl(self) -> SaslSsl | None:
+        """The SASL_SSL listener of a broker started with ``scram_users``, else None."""
+        try:
+            return SaslSsl(**json.loads((self.dir / _SASL_FILE).read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self, *, timeout: float = 90.0, fresh: bool = False) -> BrokerState:
@@ -96,7 +138,10 @@ class LocalBroker:
             # The KRaft quorum records its controller endpoint in the data, so a broker keeps
             # its ports for life; a new data folder is the moment to pick new ones.
             shutil.rmtree(self.data_dir, ignore_errors=True)
+            (self.dir / _SASL_FILE).unlink(missing_ok=True)
             state = BrokerState(0, _free_port(), _free_port(), _cluster_id())
+            if self.scram_users:
+                self._make_tls()
             self._write_properties(state)
             self._format(state)
         else:
@@ -135,17 +180,28 @@ class LocalBroker:
 
     def _write_properties(self, state: BrokerState) -> None:
         (self.dir / "log4j2.yaml").write_text(_LOG4J2.format(log=self.log_file))
+        listeners = [
+            f"PLAINTEXT://127.0.0.1:{state.port}",
+            f"CONTROLLER://127.0.0.1:{state.controller_port}",
+        ]
+        advertised = [f"PLAINTEXT://127.0.0.1:{state.port}"]
+        protocols = ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"]
+        sasl = self.sasl_ssl()
+        extra: dict[str, str] = {}
+        if sasl is not None:
+            listeners.append(f"{_SASL_LISTENER}://127.0.0.1:{sasl.port}")
+            advertised.append(f"{_SASL_LISTENER}://127.0.0.1:{sasl.port}")
+            protocols.append(f"{_SASL_LISTENER}:{_SASL_LISTENER}")
+            extra = self._sasl_properties()
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{state.controller_port}",
-            "listeners": (
-                f"PLAINTEXT://127.0.0.1:{state.port},CONTROLLER://127.0.0.1:{state.controller_port}"
-            ),
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{state.port}",
+            "listeners": ",".join(listeners),
+            "advertised.listeners": ",".join(advertised),
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "listener.security.protocol.map": ",".join(protocols),
             "log.dirs": str(self.data_dir),
             "num.partitions": "1",
             # One broker: every internal topic must make do with one replica.
@@ -160,8 +216,55 @@ class LocalBroker:
             # Replayed incidents carry their own (old) event times; time-based retention would
             # roll and delete them minutes after they are produced. A local broker keeps all.
             "log.retention.ms": "-1",
+            **extra,
         }
         self._props().write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+
+    def _sasl_properties(self) -> dict[str, str]:
+        """The SASL_SSL listener's settings: SCRAM over TLS with the keystore _make_tls made."""
+        prefix = f"listener.name.{_SASL_LISTENER.lower()}"
+        mechanism = SCRAM_MECHANISM.lower()
+        secret = (self.tls_dir / "password").read_text().strip()
+        return {
+            "sasl.enabled.mechanisms": SCRAM_MECHANISM,
+            f"{prefix}.sasl.enabled.mechanisms": SCRAM_MECHANISM,
+            # The broker side of SCRAM needs the module only: the credentials live in the
+            # KRaft metadata, not in the JAAS line.
+            f"{prefix}.{mechanism}.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            ),
+            f"{prefix}.ssl.keystore.location": str(self.tls_dir / "broker.p12"),
+            f"{prefix}.ssl.keystore.type": "PKCS12",
+            f"{prefix}.ssl.keystore.password": secret,
+            f"{prefix}.ssl.key.password": secret,
+        }
+
+    def _make_tls(self) -> None:
+        """A self-signed key pair for 127.0.0.1 and localhost, and a JKS truststore holding its
+        certificate, made with the JDK's keytool (valid for a week: test and demo brokers)."""
+        shutil.rmtree(self.tls_dir, ignore_errors=True)
+        self.tls_dir.mkdir(parents=True)
+        secret = uuid.uuid4().hex
+        (self.tls_dir / "password").write_text(secret)
+        keystore, cert = self.tls_dir / "broker.p12", self.tls_dir / "broker.pem"
+        truststore = self.tls_dir / "truststore.jks"
+        common = ["-storepass", secret, "-noprompt"]
+        _keytool(
+            "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048",
+            "-validity", "7", "-dname", "CN=localhost",
+            "-ext", "SAN=dns:localhost,ip:127.0.0.1",
+            "-keystore", str(keystore), "-storetype", "PKCS12", "-keypass", secret, *common,
+        )  # fmt: skip
+        _keytool(
+            "-exportcert", "-rfc", "-alias", "broker", "-keystore", str(keystore),
+            "-file", str(cert), *common,
+        )  # fmt: skip
+        _keytool(
+            "-importcert", "-alias", "broker", "-file", str(cert), "-keystore", str(truststore),
+            "-storetype", "JKS", *common,
+        )  # fmt: skip
+        sasl = SaslSsl(_free_port(), str(truststore), secret)
+        (self.dir / _SASL_FILE).write_text(json.dumps(asdict(sasl)))
 
     def _jvm_opts(self) -> list[str]:
         return [
@@ -187,6 +290,9 @@ class LocalBroker:
             "--config",
             str(self._props()),
         ]
+        for user, password in sorted(self.scram_users.items()):
+            # KRaft keeps SCRAM credentials in its metadata; format writes them (KIP-900).
+            cmd += ["--add-scram", f"{SCRAM_MECHANISM}=[name={user},password={password}]"]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
         if proc.returncode != 0:
             raise BrokerError(f"formatting the broker storage failed:\n{proc.stdout}{proc.stderr}")
@@ -252,6 +358,15 @@ def _java() -> str:
     if exe is None:
         raise BrokerError("java is not on PATH; run scripts/setup")
     return exe
+
+
+def _keytool(*args: str) -> None:
+    exe = shutil.which("keytool")
+    if exe is None:
+        raise BrokerError("keytool (from the JDK) is not on PATH; it makes the SASL_SSL keys")
+    proc = subprocess.run([exe, *args], capture_output=True, text=True, check=False, timeout=120)
+    if proc.returncode != 0:
+        raise BrokerError(f"keytool {args[0]} failed:\n{proc.stdout}{proc.stderr}")
 
 
 def _classpath() -> str:

@@ -17,7 +17,7 @@ RECORD is one of
     {"group": g, "generation": n, "protocol": "sticky", "leader": id, "version": 3,
      "protocol_type": "consumer", "time": seconds, "members": [MEMBER, ...]}
     {"tombstone": g, "time": s}
-    {"commit": {"group": g, "topic": t, "partition": p}, "time": s}
+    {"commit": {"group": g, "topic": t, "partition": p, "topic_id": UUID | absent}, "time": s}
     {"garbage": g, "time": s}        # a group-metadata record whose value does not decode
     {"repeat": n, "every": seconds, "record": RECORD}   # generations n, n+1, ... (time += every)
 
@@ -37,10 +37,12 @@ from __future__ import annotations
 import base64
 import json
 import sys
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch_dev.scenarios.encoding import encode_line
 
 #: The scenario library: ``incidents/`` (public incidents) and ``kinds/`` (one per finding).
@@ -175,13 +177,14 @@ def decoded_lines(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
                 tombstone=False,
                 key={"group": group, "topic": c["topic"], "partition": c["partition"]},
                 value={
-                    "version": 3,
+                    # v4 (Kafka 4.1+) carries the topic's id, printed as Kafka prints it
+                    "version": 4 if c.get("topic_id") else 3,
                     "offset": 42,
                     "leader_epoch": -1,
                     "metadata": "",
                     "commit_timestamp": line["timestamp"],
                     "expire_timestamp": None,
-                    "topic_id": None,
+                    "topic_id": kafka_uuid(uuid.UUID(c["topic_id"])) if c.get("topic_id") else None,
                 },
             )
         elif "tombstone" in rec:

@@ -8,6 +8,7 @@ really fail to decode: a value of an unknown version, and member bytes cut short
 from __future__ import annotations
 
 import base64
+import uuid
 from typing import Any
 
 from groupwatch.protocol import (
@@ -83,6 +84,13 @@ def _member(m: dict[str, Any]) -> MemberMetadata:
     )
 
 
+def _uuid(printed: str | None) -> uuid.UUID | None:
+    """A uuid as Kafka prints it (URL-safe Base64, unpadded) -> the uuid."""
+    if not printed:
+        return None
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(printed + "=" * (-len(printed) % 4)))
+
+
 def encode_line(line: dict[str, Any]) -> dict[str, Any]:
     """One ``groupwatch decode`` output line -> ``{"key", "value" (base64), position...}``."""
     group = line["key"]["group"]
@@ -95,6 +103,7 @@ def encode_line(line: dict[str, Any]) -> dict[str, Any]:
                 metadata=v.get("metadata") or "",
                 commit_timestamp=v["commit_timestamp"],
                 leader_epoch=v.get("leader_epoch") if v.get("leader_epoch") is not None else -1,
+                topic_id=_uuid(v.get("topic_id")),
             ),
             v["version"],
         )

@@ -14,12 +14,22 @@ import pandas as pd  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard.filters import WINDOWS, Filters
+from groupwatch.dashboard.filters import HEALTHS, SORT_NAMES, TYPES, WINDOWS, Filters
+from groupwatch.dashboard.memo import Memo
 from groupwatch.dashboard.pages import fleet, group, health, partitions
 from groupwatch.deltaread import DeltaStore
 from groupwatch.notify.kinds import SEVERITIES
 
 log = logging.getLogger(__name__)
+_PAGE_TABLES = (
+    "group_snapshots",
+    "member_assignments",
+    "findings",
+    "group_offsets",
+    "partition_ownership",
+    "quarantine",
+    "validation_results",
+)
 
 
 class Pages:
@@ -28,16 +38,22 @@ class Pages:
     def __init__(self, store: DeltaStore, metrics_url: str | None = None) -> None:
         self.store = store
         self.metrics_url = metrics_url
+        self.memo = Memo(store)
 
     def read(self, table: str) -> pd.DataFrame:
         """One table as the pages read it (cached per Delta version by the store)."""
         return self.store.read(table)
 
+    def versions(self) -> tuple[int | None, ...]:
+        """The newest version of every table the pages read: a page rendered at the same
+        versions (and URL, and minute) is the same page."""
+        return self.store.versions(*_PAGE_TABLES)
+
     # -- filter bar ------------------------------------------------------------------------
     def filter_bar(self, path: str, f: Filters) -> list[Component]:
         """The filter controls, set from ``f``; the partition and generation fields show on
-        the pages that use them."""
-        groups = sorted(set(self.read("group_snapshots")["group"].dropna()))
+        the pages that use them.  The group is typed, not picked from a list: a list of every
+        group is 100,000 options to send with each page."""
 
         def opts(values: list[str]) -> list[dict[str, str]]:
             return [{"label": v, "value": v} for v in values]
@@ -46,7 +62,25 @@ class Pages:
             return html.Label([label, control], style={} if visible else {"display": "none"})
 
         bar: list[Component] = [
-            field("group", dcc.Dropdown(opts(groups), f.group, id="f-group", clearable=True)),
+            field(
+                "group", dcc.Input(id="f-group", value=f.group or "", type="text", debounce=True)
+            ),
+            field(
+                "name contains",
+                dcc.Input(id="f-name", value=f.name or "", type="text", debounce=True),
+                path == "/",
+            ),
+            field("type", dcc.Dropdown(opts(list(TYPES)), f.type, id="f-type"), path == "/"),
+            field(
+                "health", dcc.Dropdown(opts(list(HEALTHS)), f.health, id="f-health"), path == "/"
+            ),
+            field(
+                "order",
+                dcc.Dropdown(
+                    opts(list(SORT_NAMES)), f.sort or "attention", id="f-sort", clearable=False
+                ),
+                path == "/",
+            ),
             field(
                 "topic", dcc.Input(id="f-topic", value=f.topic or "", type="text", debounce=True)
             ),
@@ -83,13 +117,13 @@ class Pages:
         """The page at ``path`` for filters ``f``; a page that fails says so and why."""
         try:
             if path == "/group":
-                return group.render(self.store, f)
+                return group.render(self.memo, f)
             if path == "/partitions":
-                return partitions.render(self.store, f)
+                return partitions.render(self.memo, f)
             if path == "/health":
                 return health.render(self.store, f, self.metrics_url)
             if path == "/":
-                return fleet.render(self.store, f)
+                return fleet.render(self.memo, f)
         except Exception as exc:  # noqa: BLE001 - a broken page says why; the app keeps serving
             log.exception("page %s failed", path)
             return [html.P(f"This page failed to render: {exc}", className="warn")]

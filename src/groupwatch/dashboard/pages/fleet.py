@@ -1,5 +1,9 @@
 """The fleet page (``/``): every group with its type, health, generation or group epoch and
-findings, those needing attention first; findings over time by severity."""
+findings, those needing attention first, a page at a time; findings over time by severity.
+
+It costs what it shows: the row per group is computed once per table version (:class:`Memo`),
+a request filters and orders it (whole-column operations) and builds the rows of one page.
+"""
 
 from __future__ import annotations
 
@@ -12,31 +16,71 @@ from dash.development.base_component import Component
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard import views
 from groupwatch.dashboard.filters import Filters
-from groupwatch.dashboard.widgets import SEVERITY_COLOURS, badge, empty_fig, fmt
-from groupwatch.deltaread import DeltaStore
+from groupwatch.dashboard.memo import Memo
+from groupwatch.dashboard.widgets import (
+    SEVERITY_COLOURS,
+    badge,
+    empty_fig,
+    fmt,
+    page_bounds,
+    pager,
+)
 
 #: Untyped alias: Dash accepts ``data-*`` attributes as keyword arguments; its stubs do not.
 Tr: Any = html.Tr
+#: Groups per page.
+PAGE_SIZE = 50
+_FLEET_TABLES = ("group_snapshots", "findings", "member_assignments")
 
 
-def render(store: DeltaStore, f: Filters) -> list[Component]:
-    """Every group, those needing attention first, with key figures and findings over time."""
-    snaps, findings = store.read("group_snapshots"), store.read("findings")
-    table = views.fleet(snaps, findings, store.read("member_assignments"), f)
-    crit = int((table["health"] == "critical").sum())
+def base(memo: Memo) -> Any:
+    """The row per group (:func:`views.fleet_base`), once per version of its tables."""
+    return memo.get(
+        "fleet-base",
+        _FLEET_TABLES,
+        lambda: views.fleet_base(
+            memo.read("group_snapshots"), memo.read("findings"), memo.read("member_assignments")
+        ),
+    )
+
+
+def topics(memo: Memo) -> Any:
+    """Every (group, topic) pair, once per version of ``member_assignments``."""
+    return memo.get(
+        "group-topics",
+        ("member_assignments",),
+        lambda: views.group_topics(memo.read("member_assignments")),
+    )
+
+
+def table(memo: Memo, f: Filters) -> Any:
+    """Every group matching ``f`` in the page's order (default: needing attention first)."""
+    return views.fleet_rows(
+        base(memo), memo.read("group_snapshots"), memo.read("findings"), topics(memo), f
+    )
+
+
+def render(memo: Memo, f: Filters) -> list[Component]:
+    """The groups matching the filters, those needing attention first, a page at a time,
+    with key figures and findings over time."""
+    findings = memo.read("findings")
+    everything = table(memo, f)
+    first, stop, at, pages = page_bounds(len(everything), f.page, PAGE_SIZE)
+    shown = everything.iloc[first:stop]
+    crit = int((everything["health"] == "critical").sum())
     kpis = html.Div(
         [
-            html.Div([html.B(str(len(table))), "groups"], className="kpi"),
+            html.Div([html.B(f"{len(everything):,}"), "groups"], className="kpi", id="kpi-groups"),
             html.Div([html.B(str(crit)), "critical now"], className="kpi", id="kpi-critical"),
             html.Div(
-                [html.B(str(int(table["open_findings"].sum()))), "open findings"],
+                [html.B(f"{int(everything['open_findings'].sum()):,}"), "open findings"],
                 className="kpi",
             ),
         ],
         className="kpis",
     )
     rows = []
-    for _, r in table.iterrows():
+    for r in shown.to_dict("records"):
         link = f.href("group", group=r["group"], generation=None, partition=None)
         gtype = str(r["group_type"])
         rows.append(
@@ -83,7 +127,16 @@ def render(store: DeltaStore, f: Filters) -> list[Component]:
             )
         ]
     )
-    over = views.findings_over_time(views.filtered_findings(findings, f))
+
+    def over_time() -> Any:
+        return views.findings_over_time(views.filtered_findings(findings, f))
+
+    # A time window moves with the clock: only the whole history is kept per version.
+    over = (
+        memo.get("findings-over-time", ("findings",), over_time, f.group, f.topic, f.severity)
+        if f.since == "all"
+        else over_time()
+    )
     fig = (
         px.bar(
             over,
@@ -101,6 +154,16 @@ def render(store: DeltaStore, f: Filters) -> list[Component]:
         html.H2("Fleet"),
         kpis,
         html.H3("Groups, those needing attention first"),
+        pager(
+            lambda n: f.href("", page=n),
+            len(everything),
+            at,
+            pages,
+            first,
+            stop,
+            "groups",
+            "fleet-pager",
+        ),
         html.Table(
             [
                 html.Thead(head),

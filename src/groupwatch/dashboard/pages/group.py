@@ -1,6 +1,10 @@
 """The group page (``/group``): a classic group's generations, or a KIP-848 consumer, streams or
 share group's group epochs and members; the partition ownership matrix of one of them; its
-findings."""
+findings.
+
+It reads the group's rows only (:meth:`Memo.rows`: an index by group, built once per table
+version), keeps the group's timeline and matrix per version, and shows a large group's members
+and partitions a page at a time."""
 
 from __future__ import annotations
 
@@ -12,27 +16,61 @@ from dash.development.base_component import Component
 from groupwatch.dashboard import modern, views
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
-from groupwatch.dashboard.widgets import empty_fig, findings_table, grid, ownership_table
-from groupwatch.deltaread import DeltaStore
+from groupwatch.dashboard.memo import Memo
+from groupwatch.dashboard.pages import fleet
+from groupwatch.dashboard.widgets import (
+    MEMBERS_PAGE,
+    classic_members_table,
+    empty_fig,
+    findings_table,
+    grid,
+    ownership_table,
+    page_bounds,
+    pager,
+)
+
+_GROUP_TABLES = ("group_snapshots", "member_assignments", "findings", "group_offsets")
+#: Names listed per generation in the timeline's joined / left cells (the members table has
+#: them all).
+NAMES_SHOWN = 20
 
 
-def render(store: DeltaStore, f: Filters) -> list[Component]:
+def _names(text: str) -> str:
+    names = text.split(", ") if text else []
+    if len(names) <= NAMES_SHOWN:
+        return text
+    return ", ".join(names[:NAMES_SHOWN]) + f" … and {len(names) - NAMES_SHOWN:,} more"
+
+
+def render(memo: Memo, f: Filters) -> list[Component]:
     """One group (default: the one needing attention most) at one generation or group epoch."""
-    snaps, members = store.read("group_snapshots"), store.read("member_assignments")
-    findings = store.read("findings")
     group = f.group
     if group is None:
-        table = views.fleet(snaps, findings, members, Filters())
+        table = fleet.table(memo, Filters())
         if table.empty:
             return [html.H2("Group"), html.P("No groups seen yet.")]
         group = str(table.iloc[0]["group"])
-    tl = views.timeline(snaps, members, group)
-    matrix = views.ownership_matrix(
-        members, findings, store.read("group_offsets"), group, f.generation, snaps
+    snaps = memo.rows("group_snapshots", group)
+    members = memo.rows("member_assignments", group)
+    findings = memo.rows("findings", group)
+
+    def timeline() -> pd.DataFrame:
+        tl = views.timeline(snaps, members, group)
+        return tl.assign(joined=tl["joined"].map(_names), left=tl["left"].map(_names))
+
+    tl = memo.get("timeline", ("group_snapshots", "member_assignments"), timeline, group)
+    matrix = memo.get(
+        "matrix",
+        _GROUP_TABLES,
+        lambda: views.ownership_matrix(
+            members, findings, memo.rows("group_offsets", group), group, f.generation, snaps
+        ),
+        group,
+        f.generation,
     )
     gf = views.filtered_findings(findings, Filters(group=group, severity=f.severity, since=f.since))
     if modern.is_modern(matrix.group_type):
-        return _modern(group, f, tl, matrix, members, snaps, gf)
+        return _modern(group, f, tl, matrix, members, snaps, gf, memo)
     gen_links = [
         dcc.Link(
             f"gen {g}",
@@ -61,7 +99,13 @@ def render(store: DeltaStore, f: Filters) -> list[Component]:
         html.Details([html.Summary("Generation table"), grid(tl, "timeline-table")]),
         html.H3(f"Partition ownership, generation {matrix.generation}"),
         html.Div(["generations: ", *gen_links]),
-        ownership_table(matrix),
+        ownership_table(
+            matrix, f.page, lambda n: f.href("group", group=group, page=n, mpage=f.mpage)
+        ),
+        html.H3(f"Members at generation {matrix.generation}"),
+        classic_members_table(
+            matrix, f.mpage, lambda n: f.href("group", group=group, page=f.page, mpage=n)
+        ),
         html.H3(f"Findings of generation {matrix.generation}"),
         findings_table(gf_gen, "group-findings"),
         html.H3("Difference to the expected (re-run) assignment"),
@@ -79,6 +123,7 @@ def _modern(
     members: pd.DataFrame,
     snaps: pd.DataFrame,
     gf: pd.DataFrame,
+    memo: Memo,
 ) -> list[Component]:
     """A KIP-848 consumer, streams or share group: group epochs where a classic group has
     generations, and its members with their epochs, states, targets and pending
@@ -107,6 +152,14 @@ def _modern(
         )
         fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
     at = modern.epochs(snaps, group, epoch)
+    everyone = memo.get(
+        "members-at",
+        ("group_snapshots", "member_assignments"),
+        lambda: modern.members_at(members, group, at),
+        group,
+        epoch,
+    )
+    first, stop, page, pages = page_bounds(len(everyone), f.mpage, MEMBERS_PAGE)
     out: list[Component] = [
         html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
         mw.epochs_line(matrix),
@@ -119,9 +172,23 @@ def _modern(
         html.Details([html.Summary("Group epoch table"), grid(tl, "timeline-table")]),
         html.H3(f"Members at group epoch {epoch}"),
         html.Div(["group epochs: ", *links]),
-        mw.members_table(modern.members_at(members, group, at), matrix.group_type),
+        pager(
+            lambda n: f.href("group", group=group, generation=f.generation, page=f.page, mpage=n),
+            len(everyone),
+            page,
+            pages,
+            first,
+            stop,
+            "members",
+            "members-pager",
+        ),
+        mw.members_table(everyone.iloc[first:stop], matrix.group_type),
         html.H3(f"Partition ownership, group epoch {epoch}"),
-        ownership_table(matrix),
+        ownership_table(
+            matrix,
+            f.page,
+            lambda n: f.href("group", group=group, generation=f.generation, page=n, mpage=f.mpage),
+        ),
         html.H3(f"Findings at group epoch {epoch}"),
         findings_table(views.findings_at(gf, snaps, group, epoch), "group-findings", "epoch"),
         html.H3("All findings of the group in the window"),

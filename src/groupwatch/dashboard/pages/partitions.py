@@ -1,6 +1,10 @@
 """The partition history page (``/partitions``): who owned each partition over time, from the
 ``partition_ownership`` intervals (a classic group's by generation, a modern group's by member
-epoch)."""
+epoch).
+
+A page of intervals at a time, in the table and in the chart: one group's intervals come
+through the index by group (:meth:`Memo.rows`), every group's from a copy sorted once per table
+version."""
 
 from __future__ import annotations
 
@@ -13,13 +17,27 @@ from dash.development.base_component import Component
 
 from groupwatch.dashboard import modern, views
 from groupwatch.dashboard.filters import Filters
-from groupwatch.dashboard.widgets import empty_fig, grid
-from groupwatch.deltaread import DeltaStore
+from groupwatch.dashboard.memo import Memo
+from groupwatch.dashboard.widgets import empty_fig, grid, page_bounds, pager
+
+#: Intervals per page (table and chart).
+PAGE_SIZE = 200
 
 
-def render(store: DeltaStore, f: Filters) -> list[Component]:
-    """Ownership intervals matching the filters, as a Gantt chart and a table."""
-    hist = views.partition_history(store.read("partition_ownership"), f)
+def render(memo: Memo, f: Filters) -> list[Component]:
+    """Ownership intervals matching the filters, a page at a time, as a Gantt chart and a
+    table."""
+    if f.group:
+        every = views.partition_history(memo.rows("partition_ownership", f.group), f)
+    else:
+        ordered = memo.get(
+            "ownership-sorted",
+            ("partition_ownership",),
+            lambda: views.partition_history(memo.read("partition_ownership"), Filters()),
+        )
+        every = views.partition_history(ordered, f, presorted=True)
+    first, stop, at, pages = page_bounds(len(every), f.page, PAGE_SIZE)
+    hist = every.iloc[first:stop]
     now = pd.Timestamp(datetime.now(UTC))
     hist = hist.assign(type=modern.types(hist).map(modern.label))
     if hist.empty:
@@ -78,6 +96,16 @@ def render(store: DeltaStore, f: Filters) -> list[Component]:
             "counts as owned.",
             className="note",
         ),
+        pager(
+            lambda n: f.href("partitions", page=n),
+            len(every),
+            at,
+            pages,
+            first,
+            stop,
+            "intervals",
+            "history-pager",
+        ),
         dcc.Graph(figure=fig, id="ownership-gantt"),
-        grid(table[list(cols)].head(2000).rename(columns=cols), "ownership-table"),
+        grid(table[list(cols)].rename(columns=cols), "ownership-table"),
     ]

@@ -18,7 +18,14 @@ from groupwatch.dashboard.views.findings import (
     findings_over_time,
     with_event_time,
 )
-from groupwatch.dashboard.views.fleet_table import fleet, groups_with_topic, open_findings
+from groupwatch.dashboard.views.fleet_table import (
+    fleet,
+    fleet_base,
+    fleet_rows,
+    group_topics,
+    groups_with_topic,
+    open_findings,
+)
 from groupwatch.dashboard.views.health import quarantine_counts, throughput, validation_summary
 from groupwatch.dashboard.views.history import partition_history, timeline
 from groupwatch.dashboard.views.matrix import (
@@ -40,6 +47,9 @@ __all__ = [
     "findings_at",
     "findings_over_time",
     "fleet",
+    "fleet_base",
+    "fleet_rows",
+    "group_topics",
     "groups_with_topic",
     "modern_matrix",
     "open_findings",

@@ -1,29 +1,71 @@
 """The fleet page's table: one row per group with its health now, the ones that need attention
 first.  A group's health is the worst of its open findings: those of its latest generation (a
-modern group's: of its current group epoch)."""
+modern group's: of its current group epoch).
+
+Built for fleets of 100,000 groups: :func:`fleet_base` computes what depends only on the tables
+in whole-table operations (sort once, group once; no filter of a table per group), so the pages
+keep it per table version; :func:`fleet_rows` applies a request's filters, window and order to
+it.  :func:`fleet` is both in one call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd  # type: ignore[import-untyped]
 
 from groupwatch.dashboard import modern
 from groupwatch.dashboard.filters import Filters, in_window
-from groupwatch.dashboard.frames import is_null, opt_int
-from groupwatch.dashboard.views.findings import with_event_time
-from groupwatch.notify.kinds import HEALTHY, rank
+from groupwatch.dashboard.frames import is_null
+from groupwatch.notify.kinds import HEALTHY, SEVERITIES, rank
+
+#: The columns of :func:`fleet`'s rows.
+COLUMNS = [
+    "group",
+    "group_type",
+    "health",
+    "last_generation",
+    "assignment_epoch",
+    "member_count",
+    "protocol",
+    "last_seen",
+    "rebalances_last_hour",
+    "open_findings",
+    "critical",
+    "error",
+    "warning",
+    "info",
+]
+#: What depends on the tables only (:func:`fleet_base`).
+BASE_COLUMNS = [
+    "group",
+    "group_type",
+    "health",
+    "last_generation",
+    "assignment_epoch",
+    "member_count",
+    "protocol",
+    "last_seen",
+    "open_findings",
+]
+#: The orders the fleet page offers: ``attention`` (the default) puts the groups needing
+#: attention first.
+SORTS: dict[str, tuple[list[str], list[bool]]] = {
+    "attention": (
+        ["_k", "open_findings", "rebalances_last_hour", "group"],
+        [True, False, False, True],
+    ),
+    "group": (["group"], [True]),
+    "members": (["member_count", "group"], [False, True]),
+    "rebalances": (["rebalances_last_hour", "group"], [False, True]),
+    "last_seen": (["last_seen", "group"], [False, True]),
+}
+_WINDOW_SEVERITIES = ("critical", "error", "warning", "info")
 
 
 def _latest_snapshots(snapshots: pd.DataFrame) -> pd.DataFrame:
     s = snapshots.sort_values(["source_timestamp", "source_partition", "source_offset"])
     return s.groupby("group", sort=False).tail(1).set_index("group")
-
-
-def _worst(severities: Iterable[str]) -> str:
-    ranked = sorted(severities, key=rank)
-    return ranked[0] if ranked else HEALTHY
 
 
 def open_findings(findings: pd.DataFrame, snapshots: pd.DataFrame) -> pd.DataFrame:
@@ -36,32 +78,214 @@ def open_findings(findings: pd.DataFrame, snapshots: pd.DataFrame) -> pd.DataFra
         return findings.iloc[0:0]
     latest = _latest_snapshots(snapshots)
     live = latest[~latest["tombstone"].fillna(False).astype(bool)]
-    last_gen = live["generation"].to_dict()
+    last_gen = live["generation"]
     kinds = modern.group_types(snapshots)
-    mask = pd.Series(
-        [
-            last_gen.get(g) is not None and gen == last_gen[g]
-            for g, gen in zip(findings["group"], findings["generation"], strict=True)
-        ],
-        index=findings.index,
-    )
+    # A null generation (or a group with no live snapshot) matches nothing, as NaN never
+    # equals NaN.
+    mask = (findings["group"].map(last_gen) == findings["generation"]).fillna(False)
+    mask = mask.astype(bool)
     # A modern group's findings carry member epochs too: they are open while the group is
     # still at the group epoch they were raised at (a new group epoch is a new assignment).
-    for group in {str(g) for g in findings["group"].dropna()}:
-        if not modern.is_modern(kinds.get(group, modern.CLASSIC)):
-            continue
-        mine = findings["group"] == group
-        at = modern.finding_epochs(findings[mine], snapshots, group)
-        last = last_gen.get(group)
-        mask[mine] = [last is not None and not is_null(last) and e == last for e in at]
+    modern_groups = {g for g, t in kinds.items() if modern.is_modern(t)}
+    mine_of = findings[findings["group"].isin(modern_groups)].groupby("group").indices
+    if mine_of:
+        snaps_of = snapshots[snapshots["group"].isin(set(mine_of))].groupby("group").indices
+        for group, at_rows in mine_of.items():
+            rows = findings.iloc[at_rows]
+            at = modern.finding_epochs(rows, snapshots.iloc[snaps_of[group]], str(group))
+            last = last_gen.get(group)
+            mask.iloc[at_rows] = [last is not None and not is_null(last) and e == last for e in at]
     return findings[mask]
 
 
-def groups_with_topic(members: pd.DataFrame, topic: str) -> set[str]:
+def group_topics(members: pd.DataFrame) -> pd.DataFrame:
+    """Every (group, topic) a member of the group subscribed to, in any of its records."""
     if members.empty:
-        return set()
-    hit = members["topics"].map(lambda ts: ts is not None and topic in list(ts))
-    return set(members.loc[hit, "group"])
+        return pd.DataFrame({"group": pd.Series(dtype=object), "topic": pd.Series(dtype=object)})
+    pairs = members[["group", "topics"]].explode("topics").dropna()
+    pairs = pairs.rename(columns={"topics": "topic"}).drop_duplicates()
+    return pairs.reset_index(drop=True)
+
+
+def groups_with_topic(members: pd.DataFrame, topic: str) -> set[str]:
+    pairs = group_topics(members)
+    return set(pairs.loc[pairs["topic"] == topic, "group"])
+
+
+def _after(
+    a: tuple[pd.Series, pd.Series, pd.Series], b: tuple[pd.Series, pd.Series, pd.Series]
+) -> pd.Series:
+    """Row-wise ``a > b`` of record positions (timestamp, partition, offset); false where
+    ``b`` is missing."""
+    (ts, p, o), (bts, bp, bo) = a, b
+    return ((ts > bts) | ((ts == bts) & ((p > bp) | ((p == bp) & (o > bo))))).fillna(False)
+
+
+def _modern_now(
+    snapshots: pd.DataFrame, members: pd.DataFrame, kinds: dict[str, str]
+) -> pd.DataFrame:
+    """Each modern group at its newest group epoch: its assignment epoch and its members.
+
+    Every group at once, what :func:`modern.epochs` and :func:`modern.members_at` give one
+    group: the group-epoch rows of the group's type in record order; the newest epoch's last
+    row; from the last tombstone up to it (``since``) to the row after it (``until``); each
+    member's newest row in between, those with a member epoch counted.
+    """
+    out = pd.DataFrame(
+        {"assignment_epoch": pd.Series(dtype=object), "members": pd.Series(dtype="int64")}
+    )
+    wanted = {g for g, t in kinds.items() if modern.is_modern(t)}
+    if not wanted:
+        return out
+    s = snapshots[snapshots["group"].isin(wanted)]
+    s = s[modern.types(s) == s["group"].map(kinds)]
+    if s.empty:
+        return out
+    s = s.sort_values(["group", *modern.POSITION], kind="stable").reset_index(drop=True)
+    by = s["group"]
+    i = s.groupby("group", sort=False).cumcount()
+    gen = s["generation"].astype("float64")
+    top = gen.groupby(by).transform("max")
+    last = i.where(gen == top).groupby(by).max().dropna()
+    s = s[by.isin(last.index)]
+    i, by = i[s.index], s["group"]
+    last_i = by.map(last)
+    upto = i <= last_i
+    tomb = s["tombstone"].fillna(False).astype(bool)
+    pos = modern.POSITION
+    since = s[upto & tomb].groupby("group", sort=False).tail(1).set_index("group")[pos]
+    until = s[i == last_i + 1].set_index("group")[pos]
+    known = s[upto & s["assignment_epoch"].notna()]
+    assignment = known.groupby("group", sort=False)["assignment_epoch"].last()
+    m = members[members["group"].isin(set(last.index))]
+    m = m[modern.types(m) == m["group"].map(kinds)]
+    row = (m["source_timestamp"], m["source_partition"], m["source_offset"])
+
+    def bound(b: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+        g = m["group"]
+        return (g.map(b[pos[0]]), g.map(b[pos[1]]), g.map(b[pos[2]]))
+
+    lo, hi = bound(since), bound(until)
+    keep = (lo[0].isna() | _after(row, lo)) & (hi[0].isna() | _after(hi, row))
+    newest = m[keep].sort_values(pos, kind="stable").groupby(["group", "member_id"]).tail(1)
+    counted = newest[newest["member_epoch"].notna()].groupby("group").size()
+    out = pd.DataFrame(index=pd.Index(last.index, name="group"))
+    out["assignment_epoch"] = [
+        None if is_null(a) else int(a) for a in assignment.reindex(out.index)
+    ]
+    out["members"] = counted.reindex(out.index).fillna(0).astype("int64")
+    return out
+
+
+def _worst_of(severities: pd.Series, groups: pd.Series) -> pd.Series:
+    """The worst severity per group (an unknown severity ranks after info)."""
+    ranks = severities.map(rank)
+    best = ranks.groupby(groups).min()
+    names = {rank(s): s for s in SEVERITIES}
+    first_unknown = {r: s for s, r in zip(severities, ranks, strict=True) if r not in names}
+    return best.map(lambda r: names.get(r, first_unknown.get(r, HEALTHY)))
+
+
+def fleet_base(
+    snapshots: pd.DataFrame, findings: pd.DataFrame, members: pd.DataFrame
+) -> pd.DataFrame:
+    """One row per group with what depends only on the tables (:data:`BASE_COLUMNS`), by
+    group name; what depends on the time or the filters is :func:`fleet_rows`'."""
+    if snapshots.empty:
+        return pd.DataFrame(columns=BASE_COLUMNS)
+    latest = _latest_snapshots(snapshots).sort_index()
+    kinds = modern.group_types(snapshots)
+    opened = open_findings(findings, snapshots)
+    groups = latest.index.to_series()
+    deleted = latest["tombstone"].fillna(False).astype(bool)
+    gtype = groups.map(lambda g: kinds.get(str(g), modern.CLASSIC))
+    now = _modern_now(snapshots, members, kinds)
+    worst = _worst_of(opened["severity"], opened["group"]) if not opened.empty else pd.Series()
+    health = groups.map(worst).fillna(HEALTHY).where(~deleted, "deleted")
+    count = latest["member_count"].astype("float64")
+    counted = groups.map(now["members"]).astype("float64")
+    # Group-epoch records state no member count: a modern group's members are counted from
+    # their own records (not for a deleted group).
+    use = gtype.map(modern.is_modern).astype(bool) & count.isna() & ~deleted
+    count = count.where(~use, counted).fillna(0).astype("int64")
+    epoch = groups.map(now["assignment_epoch"]).where(gtype.map(modern.is_modern).astype(bool))
+    n_open = opened.groupby("group").size() if not opened.empty else pd.Series(dtype="int64")
+    out = pd.DataFrame(
+        {
+            "group": groups.values,
+            "group_type": gtype.values,
+            "health": health.values,
+            "last_generation": [None if is_null(g) else int(g) for g in latest["generation"]],
+            "assignment_epoch": [None if is_null(e) else int(e) for e in epoch],
+            "member_count": count.values,
+            "protocol": latest["protocol"].values,
+            "last_seen": latest["source_timestamp"].values,
+            "open_findings": groups.map(n_open).fillna(0).astype("int64").values,
+        },
+        columns=BASE_COLUMNS,
+    )
+    out["last_seen"] = pd.to_datetime(out["last_seen"], utc=True)
+    return out
+
+
+def window_counts(findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
+    """Per group, its findings in the filters' window by severity (by when they were
+    detected)."""
+    window = in_window(findings, "detected_at", filters)
+    sev = window["severity"].where(window["severity"].isin(_WINDOW_SEVERITIES))
+    counts = pd.crosstab(window["group"], sev) if not window.empty else pd.DataFrame()
+    return counts.reindex(columns=list(_WINDOW_SEVERITIES), fill_value=0)
+
+
+def rebalances_last_hour(snapshots: pd.DataFrame, now: datetime) -> pd.Series:
+    """Per group, the generations (group epochs) seen in the hour before ``now``."""
+    hour_ago = pd.Timestamp(now - timedelta(hours=1))
+    recent = snapshots[
+        (snapshots["source_timestamp"] >= hour_ago)
+        & ~snapshots["tombstone"].fillna(False).astype(bool)
+    ]
+    return recent.groupby("group")["generation"].nunique()
+
+
+def fleet_rows(
+    base: pd.DataFrame,
+    snapshots: pd.DataFrame,
+    findings: pd.DataFrame,
+    topics: pd.DataFrame,
+    filters: Filters,
+    now: datetime | None = None,
+) -> pd.DataFrame:
+    """:func:`fleet_base`'s rows that match ``filters`` (group, name, type, health, topic,
+    severity, window), with the window's counts, in the filters' order (default: needing
+    attention first)."""
+    now = now or datetime.now(UTC)
+    out = base
+    if filters.group:
+        out = out[out["group"] == filters.group]
+    if filters.name:
+        out = out[out["group"].str.contains(filters.name, case=False, regex=False)]
+    if filters.type:
+        out = out[out["group_type"] == filters.type]
+    if filters.health:
+        out = out[out["health"] == filters.health]
+    if filters.topic:
+        out = out[out["group"].isin(topics.loc[topics["topic"] == filters.topic, "group"])]
+    if filters.severity:
+        out = out[out["health"].map(rank) <= rank(filters.severity)]
+    start = filters.since_time(now)
+    if start is not None:
+        out = out[out["last_seen"] >= pd.Timestamp(start)]
+    out = out.copy()
+    out["rebalances_last_hour"] = (
+        out["group"].map(rebalances_last_hour(snapshots, now)).fillna(0).astype("int64")
+    )
+    counts = window_counts(findings, filters)
+    for sev in _WINDOW_SEVERITIES:
+        out[sev] = out["group"].map(counts[sev]).fillna(0).astype("int64")
+    out["_k"] = out["health"].map(lambda h: rank(h) if h != "deleted" else 99)
+    by, ascending = SORTS.get(filters.sort or "attention", SORTS["attention"])
+    out = out.sort_values(by, ascending=ascending, kind="stable")
+    return out[COLUMNS].reset_index(drop=True)
 
 
 def fleet(
@@ -72,77 +296,7 @@ def fleet(
     now: datetime | None = None,
 ) -> pd.DataFrame:
     """One row per group, the ones that need attention first."""
-    cols = [
-        "group",
-        "group_type",
-        "health",
-        "last_generation",
-        "assignment_epoch",
-        "member_count",
-        "protocol",
-        "last_seen",
-        "rebalances_last_hour",
-        "open_findings",
-        "critical",
-        "error",
-        "warning",
-        "info",
-    ]
     if snapshots.empty:
-        return pd.DataFrame(columns=cols)
-    now = now or datetime.now(UTC)
-    latest = _latest_snapshots(snapshots)
-    opened = open_findings(findings, snapshots)
-    window = with_event_time(in_window(findings, "detected_at", filters))
-    hour_ago = pd.Timestamp(now - timedelta(hours=1))
-    recent = snapshots[
-        (snapshots["source_timestamp"] >= hour_ago)
-        & ~snapshots["tombstone"].fillna(False).astype(bool)
-    ]
-    rebalances = recent.groupby("group")["generation"].nunique().to_dict()
-    kinds = modern.group_types(snapshots)
-    rows = []
-    for group, snap in latest.iterrows():
-        mine = opened[opened["group"] == group]
-        counts = window[window["group"] == group]["severity"].value_counts().to_dict()
-        deleted = bool(snap["tombstone"]) if pd.notna(snap["tombstone"]) else False
-        gtype = kinds.get(str(group), modern.CLASSIC)
-        count = opt_int(snap["member_count"])
-        epoch = None
-        if modern.is_modern(gtype):
-            at = modern.epochs(snapshots, str(group))
-            epoch = at.assignment_epoch
-            if count is None and not deleted:
-                # Group-epoch records state no member count: count the members' records.
-                count = len(modern.members_at(members, str(group), at))
-        rows.append(
-            {
-                "group": group,
-                "group_type": gtype,
-                "health": "deleted" if deleted else _worst(mine["severity"]),
-                "last_generation": opt_int(snap["generation"]),
-                "assignment_epoch": epoch,
-                "member_count": count or 0,
-                "protocol": snap["protocol"],
-                "last_seen": snap["source_timestamp"],
-                "rebalances_last_hour": int(rebalances.get(group, 0)),
-                "open_findings": len(mine),
-                **{s: int(counts.get(s, 0)) for s in ("critical", "error", "warning", "info")},
-            }
-        )
-    out = pd.DataFrame(rows, columns=cols)
-    if filters.group:
-        out = out[out["group"] == filters.group]
-    if filters.topic:
-        out = out[out["group"].isin(groups_with_topic(members, filters.topic))]
-    if filters.severity:
-        out = out[out["health"].map(rank) <= rank(filters.severity)]
-    start = filters.since_time(now)
-    if start is not None:
-        out = out[out["last_seen"] >= pd.Timestamp(start)]
-    key = out["health"].map(lambda h: rank(h) if h != "deleted" else 99)
-    out = out.assign(_k=key).sort_values(
-        ["_k", "open_findings", "rebalances_last_hour", "group"],
-        ascending=[True, False, False, True],
-    )
-    return out.drop(columns="_k").reset_index(drop=True)
+        return pd.DataFrame(columns=COLUMNS)
+    base = fleet_base(snapshots, findings, members)
+    return fleet_rows(base, snapshots, findings, group_topics(members), filters, now)

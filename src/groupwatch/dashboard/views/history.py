@@ -58,7 +58,11 @@ def timeline(snapshots: pd.DataFrame, members: pd.DataFrame, group: str) -> pd.D
     )
 
 
-def partition_history(ownership: pd.DataFrame, filters: Filters) -> pd.DataFrame:
+def partition_history(
+    ownership: pd.DataFrame, filters: Filters, presorted: bool = False
+) -> pd.DataFrame:
+    """The ownership intervals matching ``filters``, by group, topic, partition, start and
+    member (``presorted``: ``ownership`` is already in that order)."""
     o = ownership
     if filters.group:
         o = o[o["group"] == filters.group]
@@ -69,4 +73,6 @@ def partition_history(ownership: pd.DataFrame, filters: Filters) -> pd.DataFrame
     start = filters.since_time()
     if start is not None:
         o = o[o["to_time"].isna() | (o["to_time"] >= pd.Timestamp(start))]
+    if presorted:
+        return o
     return o.sort_values(["group", "topic", "partition", "from_time", "member_id"])

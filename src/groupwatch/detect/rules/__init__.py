@@ -16,6 +16,7 @@ from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import GroupSnapshot
 from groupwatch.detect.rules import balance, claims, members
 from groupwatch.detect.rules.facts import Facts, facts
+from groupwatch.detect.topic_counts import Missing
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,7 @@ RULES: tuple[Rule, ...] = (
     Rule(claims.stale_owned, False),
     Rule(claims.stale_claim_honored, True),
     Rule(balance.unassigned, True),
+    Rule(balance.missing_topic, True),
     Rule(balance.imbalanced, True),
     Rule(members.userdata_mismatch, False),
     Rule(balance.sticky_divergence, True),
@@ -50,11 +52,14 @@ def snapshot_findings(
     counts: Mapping[str, int],
     count_sources: Mapping[str, str] | None = None,
     withholding_seen: bool = False,
+    missing: Mapping[str, Missing] | None = None,
     previous: AssignedGeneration | None = None,
     repeated_generation: bool = False,
 ) -> list[Finding]:
     """All per-snapshot findings of one consumer-group snapshot.
 
+    ``missing``: subscribed topics the leader found no partition of (judged across snapshots by
+    :func:`groupwatch.detect.topic_counts.missing_topics`); ``counts`` leaves them out.
     ``unassigned_partitions`` and ``imbalanced_assignment`` come out unconfirmed: the caller
     (:mod:`groupwatch.detect.confirm`) holds them until the state persists.  ``previous`` is
     the last completed generation before ``snap`` (claims without a generation are checked
@@ -63,7 +68,14 @@ def snapshot_findings(
     if snap.protocol_type != "consumer" or not snap.members:
         return []
     f = facts(
-        snap, config, counts, count_sources or {}, withholding_seen, previous, repeated_generation
+        snap,
+        config,
+        counts,
+        count_sources or {},
+        withholding_seen,
+        missing or {},
+        previous,
+        repeated_generation,
     )
     out: list[Finding] = []
     for rule in RULES:

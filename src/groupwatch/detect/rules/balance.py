@@ -46,6 +46,23 @@ def unassigned(f: Facts) -> list[Finding]:
     return out
 
 
+def missing_topic(f: Facts) -> list[Finding]:
+    out = []
+    for topic, m in sorted(f.missing.items()):
+        out.append(
+            f.finding(
+                "subscribed_topic_missing",
+                f"{len(m.subscribers)} member(s) subscribe to {topic}, which did not exist for "
+                f"the leader of generation {f.snap.generation} (missing since generation "
+                f"{m.since_generation}): nothing of it is assigned",
+                topic=topic,
+                members=m.subscribers,
+                evidence={"since_generation": m.since_generation, "reasons": list(m.reasons)},
+            )
+        )
+    return out
+
+
 def imbalanced(f: Facts) -> list[Finding]:
     if not f.sticky or any(m.assignment_error is not None for m in f.snap.members):
         return []

@@ -12,6 +12,7 @@ from groupwatch.detect.findings import Finding
 from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import GroupSnapshot, MemberState
 from groupwatch.detect.rules.reading import Reading, has_generation, read_claims
+from groupwatch.detect.topic_counts import Missing
 
 TP = TopicPartition
 
@@ -43,6 +44,8 @@ class Facts:
     #: The group was seen withholding claimed partitions for a round and handing them out in
     #: the next: it rebalances cooperatively whatever its assignor is called (Streams).
     withholding_seen: bool = False
+    #: Subscribed topics that did not exist for the generation's leader (deleted).
+    missing: Mapping[str, Missing] = field(default_factory=dict)
 
     @property
     def claimants(self) -> dict[TP, list[MemberState]]:
@@ -77,6 +80,7 @@ def facts(
     counts: Mapping[str, int],
     count_sources: Mapping[str, str],
     withholding_seen: bool = False,
+    missing: Mapping[str, Missing] | None = None,
     previous: AssignedGeneration | None = None,
     repeated_generation: bool = False,
 ) -> Facts:
@@ -89,6 +93,7 @@ def facts(
         count_sources,
         reading=read_claims(snap, previous),
         withholding_seen=withholding_seen,
+        missing=missing or {},
         repeated_generation=repeated_generation,
     )
     for m in snap.members:

@@ -1,0 +1,102 @@
+"""The brokers' view of groups for ``groupwatch analyze --bootstrap-server``.
+
+After its input, ``analyze`` asks the brokers (kafka-python's admin client, as it does for
+partition counts) about the classic groups whose last completed generation had members, and
+about those the brokers report rebalancing, once more ``RECHECK_SECONDS`` later: two looks in a
+row, as the streaming job's driver takes them (:mod:`groupwatch.spark.group_views`, every
+``detect.stuck_check_seconds``).  The looks go through the same rule
+(:func:`groupwatch.detect.stuck.on_view`), so both raise the same ``rebalance_stuck``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from groupwatch.detect.engine import Analyzer
+from groupwatch.detect.findings import Finding
+from groupwatch.detect.model import REBALANCING_STATES, BrokerView
+from groupwatch.detect.partitions import PartitionsError
+
+#: Seconds between ``analyze``'s two looks at a group the first look found rebalancing.
+RECHECK_SECONDS = 5.0
+
+#: group -> (state as Kafka names it, members as "member_id (client_id)").
+Look = Mapping[str, tuple[str, tuple[str, ...]]]
+
+
+def describe_groups(
+    bootstrap: str, groups: Sequence[str], timeout_ms: int = 15_000
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each group's state and members as the brokers describe them (DescribeGroups)."""
+    from kafka.admin import KafkaAdminClient
+
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=bootstrap,
+            request_timeout_ms=timeout_ms,
+            client_id="groupwatch-analyze",
+        )
+    except Exception as exc:  # noqa: BLE001 - kafka-python raises many unrelated types
+        raise PartitionsError(f"cannot reach {bootstrap}: {exc}") from exc
+    try:
+        described: Mapping[str, Any] = admin.describe_groups(list(groups))
+    except Exception as exc:  # noqa: BLE001
+        raise PartitionsError(f"cannot describe groups on {bootstrap}: {exc}") from exc
+    finally:
+        admin.close()
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for group, doc in described.items():
+        if not isinstance(doc, Mapping) or doc.get("error"):
+            continue
+        state = doc.get("group_state", doc.get("state"))
+        if not isinstance(state, str):
+            continue
+        members = tuple(
+            sorted(
+                f"{m.get('member_id')} ({m.get('client_id')})"
+                for m in doc.get("members") or ()
+                if isinstance(m, Mapping)
+            )
+        )
+        out[str(group)] = (state, members)
+    return out
+
+
+def suspects(analyzer: Analyzer) -> list[str]:
+    """Classic groups whose last completed generation had members: those a rebalance can be
+    stuck in (a KIP-848 group is judged by the modern checks; an emptied one is not stuck)."""
+    return sorted(
+        g for g, s in analyzer.states.items() if s.modern is None and s.stuck.generation is not None
+    )
+
+
+def look_twice(
+    analyzer: Analyzer,
+    describe: Callable[[Sequence[str]], Look],
+    pause_seconds: float = RECHECK_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+    wall_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+) -> list[Finding]:
+    """Look at the suspects, and again after ``pause_seconds`` at those found rebalancing; the
+    findings the looks raise."""
+    groups = suspects(analyzer)
+    if not groups:
+        return []
+    found: list[Finding] = []
+    rebalancing: list[str] = []
+    first = describe(groups)
+    at = wall_ms()
+    for group, (state, members) in sorted(first.items()):
+        found.extend(analyzer.observe(BrokerView(group, state, members, at)))
+        if state in REBALANCING_STATES:
+            rebalancing.append(group)
+    if not rebalancing:
+        return found
+    sleep(pause_seconds)
+    second = describe(rebalancing)
+    at = wall_ms()
+    for group, (state, members) in sorted(second.items()):
+        found.extend(analyzer.observe(BrokerView(group, state, members, at)))
+    return found

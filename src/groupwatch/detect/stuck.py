@@ -1,0 +1,204 @@
+"""Rebalances that never complete (``rebalance_stuck``): a classic group's watch and its rules.
+
+``__consumer_offsets`` gets a ``GroupMetadataValue`` only when a generation completes (the
+leader's SyncGroup succeeded, or the group emptied): a rebalance that never completes writes
+nothing, and the group's commits stop.  Two signals remain, and both are judged here:
+
+* **The records**: the next group-metadata record skips generations (every JoinGroup round
+  whose SyncGroup never completed took a generation number), after a silence with neither a
+  commit nor a completed generation.  Known once the group completes a generation again (or
+  empties), so the finding is raised then, naming the generations skipped.
+* **The brokers' view**: asked while it happens (Admin ``describeConsumerGroups``), the brokers
+  report the group ``PreparingRebalance`` or ``CompletingRebalance``.  Raised when two looks in
+  a row say so and the records show no completed generation and no commit for
+  ``stuck_after_ms`` before the second look.
+
+From the records alone a group stuck *now* cannot be told from a healthy group whose topic went
+quiet (most clients commit only offsets that moved), so a silence alone raises nothing.
+
+The finding's generation is the last completed one: its id is the same whichever signal raised
+it first (the other is then the same finding, not raised again), and a later generation closes
+it, as it closes every finding of an earlier generation.  KIP-848 groups never rebalance this
+way (their members reconcile one by one, see :mod:`groupwatch.detect.modern`): a group with a
+modern state is not watched here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from groupwatch.detect.config import DetectorConfig
+from groupwatch.detect.findings import Finding
+from groupwatch.detect.model import REBALANCING_STATES, BrokerView, GroupSnapshot
+
+KIND = "rebalance_stuck"
+
+
+@dataclass(frozen=True, slots=True)
+class StuckWatch:
+    """What the rules remember of a classic group between records (bounded by
+    ``max_named_members``)."""
+
+    #: The last completed generation that had members (``None``: none, or the group emptied).
+    generation: int | None = None
+    #: Record time (ms) of that generation's record.
+    completed_ms: int | None = None
+    #: Its members, ``member_id`` order of the record, at most ``max_named_members``.
+    members: tuple[str, ...] = ()
+    #: How many members it had (more than ``members`` names when capped).
+    member_count: int = 0
+    #: Record time (ms) of the group's newest offset commit.
+    last_commit_ms: int | None = None
+    #: When the brokers first said the group rebalances, since its last record or a look that
+    #: said otherwise (wall-clock ms of the look).
+    rebalancing_seen_ms: int | None = None
+
+    @property
+    def idle_since_ms(self) -> int | None:
+        """The group's last sign of progress: its last completed generation or commit."""
+        times = [t for t in (self.completed_ms, self.last_commit_ms) if t is not None]
+        return max(times) if times else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "generation": self.generation,
+            "completed_ms": self.completed_ms,
+            "members": list(self.members),
+            "member_count": self.member_count,
+            "last_commit_ms": self.last_commit_ms,
+            "rebalancing_seen_ms": self.rebalancing_seen_ms,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> StuckWatch:
+        return cls(
+            generation=doc.get("generation"),
+            completed_ms=doc.get("completed_ms"),
+            members=tuple(str(m) for m in doc.get("members") or ()),
+            member_count=int(doc.get("member_count") or 0),
+            last_commit_ms=doc.get("last_commit_ms"),
+            rebalancing_seen_ms=doc.get("rebalancing_seen_ms"),
+        )
+
+
+def on_commit(watch: StuckWatch, when_ms: int | None) -> StuckWatch:
+    """An offset commit of the group at ``when_ms``."""
+    if when_ms is None or (watch.last_commit_ms is not None and watch.last_commit_ms >= when_ms):
+        return watch
+    return replace(watch, last_commit_ms=when_ms)
+
+
+def _names(members: tuple[str, ...], count: int) -> str:
+    shown = ", ".join(members) if members else "none"
+    return shown + (f" and {count - len(members)} more" if count > len(members) else "")
+
+
+def on_snapshot(
+    watch: StuckWatch, snap: GroupSnapshot, cfg: DetectorConfig
+) -> tuple[StuckWatch, list[Finding]]:
+    """A group-metadata record: judge the generations it skipped, then watch it."""
+    found: list[Finding] = []
+    last = watch.generation
+    idle = watch.idle_since_ms
+    if (
+        last is not None
+        and watch.last_commit_ms is not None
+        and idle is not None
+        and snap.time_ms is not None
+        and snap.generation - last - 1 >= cfg.stuck_skipped_generations
+        and snap.time_ms - idle >= cfg.stuck_skipped_after_ms
+    ):
+        skipped = snap.generation - last - 1
+        stuck_for = snap.time_ms - idle
+        ended = "completed" if snap.members else "emptied"
+        found.append(
+            Finding(
+                kind=KIND,
+                group=snap.group,
+                generation=last,
+                detail=f"no rebalance completed from generation {last} to {snap.generation}: "
+                f"{skipped} generations skipped ({last + 1}..{snap.generation - 1}), "
+                f"{stuck_for / 1000:g} s without a commit; generation {snap.generation} "
+                f"{'completed' if snap.members else 'is empty'}; members of generation "
+                f"{last}: {_names(watch.members, watch.member_count)}",
+                source=snap.source,
+                members=watch.members,
+                evidence={
+                    "confirmed_by": "skipped_generations",
+                    "last_completed_generation": last,
+                    "skipped_generations": {
+                        "first": last + 1,
+                        "last": snap.generation - 1,
+                        "count": skipped,
+                    },
+                    "next_generation": snap.generation,
+                    "ended": ended,
+                    "stuck_since_ms": idle,
+                    "stuck_for_ms": stuck_for,
+                    "last_commit_ms": watch.last_commit_ms,
+                    "member_count": watch.member_count,
+                },
+            )
+        )
+    if snap.members:
+        ids = tuple(m.member_id for m in snap.members)
+        watch = replace(
+            watch,
+            generation=snap.generation,
+            completed_ms=snap.time_ms,
+            members=ids[: cfg.max_named_members],
+            member_count=len(ids),
+            rebalancing_seen_ms=None,
+        )
+    else:
+        # Emptied: a group that simply stopped is not stuck, whatever follows.
+        watch = StuckWatch(last_commit_ms=watch.last_commit_ms)
+    return watch, found
+
+
+def on_view(
+    watch: StuckWatch, view: BrokerView, cfg: DetectorConfig
+) -> tuple[StuckWatch, list[Finding]]:
+    """The brokers' answer about the group: confirm a rebalance that lasts."""
+    if view.state not in REBALANCING_STATES:
+        if watch.rebalancing_seen_ms is None:
+            return watch, []
+        return replace(watch, rebalancing_seen_ms=None), []
+    first = watch.rebalancing_seen_ms
+    seen = replace(watch, rebalancing_seen_ms=view.time_ms if first is None else first)
+    idle = watch.idle_since_ms
+    if watch.generation is None or first is None or idle is None or view.time_ms <= first:
+        # Nothing completed with members to be stuck after, or a first look: a rebalance the
+        # brokers report once may be over a moment later.
+        return seen, []
+    stuck_for = view.time_ms - idle
+    if stuck_for < cfg.stuck_after_ms:
+        return seen, []
+    last = watch.generation
+    finding = Finding(
+        kind=KIND,
+        group=view.group,
+        generation=last,
+        detail=f"the brokers report {view.state} (since at least {first} ms), no generation "
+        f"completed after {last} and no commit for {stuck_for / 1000:g} s; members of "
+        f"generation {last}: {_names(watch.members, watch.member_count)}; the brokers list "
+        f"{_names(view.members[: cfg.max_named_members], len(view.members))}",
+        source=view.source,
+        members=watch.members,
+        evidence={
+            "confirmed_by": "brokers",
+            "broker_state": view.state,
+            "broker_members": list(view.members[: cfg.max_named_members]),
+            "broker_member_count": len(view.members),
+            "rebalancing_seen_ms": first,
+            "looked_at_ms": view.time_ms,
+            "last_completed_generation": last,
+            "stuck_since_ms": idle,
+            "stuck_for_ms": stuck_for,
+            "last_commit_ms": watch.last_commit_ms,
+            "member_count": watch.member_count,
+        },
+    )
+    return seen, [finding]

@@ -1,0 +1,114 @@
+"""The job's table upkeep, run by the driver between batches (``docs/job.md``, "Table upkeep").
+
+Every ``upkeep.every_n_batches`` batches each table has its turn, the turns spread over those
+batches so that one batch pays for one table's upkeep, not all eight.  A table on the driver's
+file system is tidied with delta-rs (:mod:`groupwatch.upkeep`: no Spark job, milliseconds for a
+table of small files); a table on an object store with Spark's own OPTIMIZE, DELETE and VACUUM
+(Spark removes expired log entries itself after each checkpoint).
+
+Upkeep runs at the end of a batch, after its writes, inside ``foreachBatch``: the stream never
+stops, and the job's own writes never race it.  It changes no row a batch reads back (the state
+versions, the offsets table's previous version) and no transaction id, so a batch replayed after
+a crash in the middle of its upkeep skips its writes as before and runs the upkeep again, which
+finds what the first attempt did already done.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import TYPE_CHECKING
+
+from groupwatch import locations
+from groupwatch import upkeep as tidying
+from groupwatch.config import Config
+from groupwatch.spark import sinks
+from groupwatch.tables import TABLES, Table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger("groupwatch.job")
+
+_MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
+
+
+def due(config: Config, batch_id: int) -> tuple[Table, ...]:
+    """The tables whose turn this batch is: each once per ``every_n_batches`` batches, the
+    turns spread evenly (all at once only if ``every_n_batches`` is below the table count)."""
+    every = config.upkeep.every_n_batches
+    if every <= 0:
+        return ()
+    ordered = tuple(TABLES.values())
+    return tuple(
+        table
+        for k, table in enumerate(ordered)
+        if batch_id % every == (k * every // len(ordered)) % every
+    )
+
+
+def run(
+    spark: SparkSession, config: Config, batch_id: int, clock_ms: int | None
+) -> list[tidying.Tidied]:
+    """This batch's upkeep: the tables whose turn it is, tidied; what was done to each."""
+    cutoff = tidying.history_cutoff(config.upkeep, clock_ms)
+    done = []
+    for table in due(config, batch_id):
+        local = locations.local_path(config.table_path(table.name))
+        if local is not None:
+            result = tidying.tidy(local, table, config.upkeep, cutoff)
+        else:
+            result = _tidy_by_spark(spark, config, table, cutoff)
+        done.append(result)
+        log.info(
+            "batch %d: upkeep of %s: %d file(s) compacted into %d, %d vacuumed, %d expired "
+            "row(s), %d log entr(ies) removed%s in %.2f s",
+            batch_id,
+            result.table,
+            result.compacted,
+            result.written,
+            result.vacuumed,
+            result.expired_rows,
+            result.log_removed,
+            " (a step lost a commit race)" if result.conflict else "",
+            result.seconds,
+        )
+    return done
+
+
+def _tidy_by_spark(
+    spark: SparkSession, config: Config, table: Table, cutoff: dt.date | None
+) -> tidying.Tidied:
+    """The same steps with Spark, for a table on an object store."""
+    import time
+
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    started = time.monotonic()
+    target = DeltaTable.forPath(spark, config.table_path(table.name))
+    settings = {_MAX_FILE_SIZE: str(config.upkeep.target_file_mb * 1_000_000)}
+    conflict = False
+    compacted = written = 0
+    try:
+        with sinks.session_settings(spark, settings), sinks.commit_note(spark, tidying.UPKEEP_NOTE):
+            if cutoff is not None and tidying.HISTORY_COLUMN in table.partition_by:
+                target.delete(F.col(tidying.HISTORY_COLUMN) < F.lit(cutoff))
+            metrics = target.optimize().executeCompaction().first()
+            if metrics is not None:
+                compacted = int(metrics["metrics"]["numFilesRemoved"])
+                written = int(metrics["metrics"]["numFilesAdded"])
+            # No argument: the table's own deletedFileRetentionDuration.
+            target.vacuum()
+    except Exception as exc:
+        if not sinks.is_conflict(exc):
+            raise
+        log.warning("upkeep of %s lost a commit race, left for its next turn: %s", table.name, exc)
+        conflict = True
+    return tidying.Tidied(
+        table=table.name,
+        compacted=compacted,
+        written=written,
+        conflict=conflict,
+        seconds=time.monotonic() - started,
+    )

@@ -1,0 +1,149 @@
+"""Upkeep of one Delta table on the local file system, from the driver with delta-rs.
+
+A long-running job adds a commit to a table's log and (for appends) a small data file to its
+current partition every batch, and every MERGE leaves the files it rewrote on disk.  Left
+alone, a table's current snapshot, its log listing and its folder grow with uptime, and so do
+the time of each commit (delta-rs and Spark read the log from the newest checkpoint and list
+``_delta_log``) and of every query.  :func:`tidy` brings one table back to a size set by the
+configuration, not by uptime:
+
+1. history retention: ``snapshot_date`` partitions older than ``upkeep.history_retention_days``
+   (before the stream's clock) are deleted (whole files, nothing rewritten);
+2. compaction: files smaller than ``upkeep.target_file_mb`` in a partition (or an unpartitioned
+   table) are rewritten into as few files as that size allows;
+3. VACUUM: files no version within ``delta.deletedFileRetentionDuration`` refers to are removed;
+4. log retention: log entries older than ``delta.logRetentionDuration`` are removed, never the
+   checkpoint the oldest kept version is read from.
+
+Every step is one Delta commit or a deletion of what no kept version refers to, so a step
+killed half-way leaves a consistent table and the next turn does the rest.  None touches a
+transaction (``txn``) action: the job's exactly-once ids live in every checkpoint, so removing
+the log entries before a checkpoint loses none of them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from deltalake import CommitProperties, DeltaTable
+from deltalake.exceptions import CommitFailedError
+
+from groupwatch.config import UpkeepConfig
+from groupwatch.tables import Table
+
+log = logging.getLogger("groupwatch.job")
+
+#: The ``userMetadata`` of upkeep's commits: the job tells them from its own writes by it.
+UPKEEP_NOTE = "groupwatch upkeep"
+#: The partition column history retention goes by.
+HISTORY_COLUMN = "snapshot_date"
+
+
+def properties(upkeep: UpkeepConfig) -> dict[str, str]:
+    """The Delta table properties that bound a table's log and deleted files."""
+    return {
+        "delta.checkpointInterval": str(upkeep.checkpoint_interval),
+        "delta.logRetentionDuration": f"interval {upkeep.log_retention_hours} hours",
+        "delta.deletedFileRetentionDuration": (
+            f"interval {upkeep.deleted_file_retention_hours} hours"
+        ),
+    }
+
+
+def history_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None:
+    """The first ``snapshot_date`` kept: ``history_retention_days`` before the stream's clock
+    (the newest record time of the batch, as state expiry counts); None: keep everything."""
+    days = upkeep.history_retention_days
+    if days <= 0 or clock_ms is None:
+        return None
+    today = dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.UTC).date()
+    return today - dt.timedelta(days=days)
+
+
+@dataclass(frozen=True)
+class Tidied:
+    """What one upkeep of one table did."""
+
+    table: str
+    #: Files compaction rewrote, and the files it wrote instead.
+    compacted: int = 0
+    written: int = 0
+    #: Files VACUUM removed.
+    vacuumed: int = 0
+    #: Rows history retention deleted.
+    expired_rows: int = 0
+    #: ``_delta_log`` entries removed.
+    log_removed: int = 0
+    #: A step lost a commit race with another writer; the next turn does it.
+    conflict: bool = False
+    seconds: float = 0.0
+
+
+def log_entries(path: Path) -> int:
+    """Entries in the table's ``_delta_log`` folder (commits, checksums, checkpoints)."""
+    try:
+        return len(os.listdir(path / "_delta_log"))
+    except FileNotFoundError:
+        return 0
+
+
+def _note() -> CommitProperties:
+    return CommitProperties(custom_metadata={"userMetadata": UPKEEP_NOTE})
+
+
+def tidy(path: Path, table: Table, upkeep: UpkeepConfig, cutoff: dt.date | None) -> Tidied:
+    """One upkeep of the table at ``path`` (steps in the module's doc)."""
+    started = time.monotonic()
+    counts = {"compacted": 0, "written": 0, "vacuumed": 0, "expired_rows": 0}
+    conflict = False
+    try:
+        target = DeltaTable(str(path))
+        if cutoff is not None and HISTORY_COLUMN in table.partition_by:
+            old = [
+                p
+                for p in target.partitions()
+                if p.get(HISTORY_COLUMN) and dt.date.fromisoformat(p[HISTORY_COLUMN]) < cutoff
+            ]
+            if old:
+                # A predicate on the partition column only: whole files are dropped.
+                done = target.delete(
+                    f"{HISTORY_COLUMN} < '{cutoff.isoformat()}'", commit_properties=_note()
+                )
+                counts["expired_rows"] = int(done.get("num_deleted_rows", 0))
+        metrics = target.optimize.compact(
+            target_size=upkeep.target_file_mb * 1_000_000,
+            # One rewrite at a time: the job's two cores also run the next batch.
+            max_concurrent_tasks=1,
+            commit_properties=_note(),
+        )
+        counts["compacted"] = int(metrics.get("numFilesRemoved", 0))
+        counts["written"] = int(metrics.get("numFilesAdded", 0))
+        # The retention comes from the table's own deletedFileRetentionDuration.  Full: the
+        # folder listed, not only the log's remove actions, which log retention may already
+        # have taken away with the entries that held them.
+        removed = target.vacuum(dry_run=False, full=True, commit_properties=_note())
+        counts["vacuumed"] = len(removed)
+    except CommitFailedError as exc:
+        # Another writer (an analyst's OPTIMIZE or DELETE) committed first: nothing of this
+        # step was committed, and the next turn finds the table as that writer left it.
+        log.warning("upkeep of %s lost a commit race, left for its next turn: %s", table.name, exc)
+        conflict = True
+    before = log_entries(path)
+    DeltaTable(str(path)).cleanup_metadata()
+    return Tidied(
+        table=table.name,
+        log_removed=max(0, before - log_entries(path)),
+        conflict=conflict,
+        seconds=time.monotonic() - started,
+        **counts,
+    )
+
+
+def is_upkeep(user_metadata: str | None) -> bool:
+    """Whether a commit with this ``userMetadata`` is one of upkeep's."""
+    return user_metadata == UPKEEP_NOTE

@@ -1,0 +1,284 @@
+"""Table upkeep on real Delta tables written by the job's driver writers (delta-rs): files and
+log bounded by the settings, rows and transaction ids untouched, readers undisturbed, a MERGE
+that loses to a concurrent OPTIMIZE run again.
+
+The job's own upkeep over many batches, against a run without it, is
+``tests/integration/test_job_upkeep.py``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from groupwatch import deltaread, deltawrite, tables, upkeep
+from groupwatch.config import UpkeepConfig
+
+APP = "groupwatch-job"
+T0 = dt.datetime(2026, 11, 24, 12, 0, tzinfo=dt.UTC)
+DAY1, DAY2 = dt.date(2026, 11, 23), dt.date(2026, 11, 24)
+
+
+def _create(root: Path, table: tables.Table, settings: UpkeepConfig) -> Path:
+    path = root / table.name
+    empty = deltaread.schema(table.name).empty_table()
+    write_deltalake(
+        str(path),
+        empty,
+        partition_by=list(table.partition_by) or None,
+        configuration=upkeep.properties(settings),
+    )
+    return path
+
+
+def _rows(path: Path) -> list[str]:
+    rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def _arrow(table: tables.Table, rows: list[dict[str, object]]) -> pa.Table:
+    return pa.Table.from_pylist([{n: r.get(n) for n in table.column_names} for r in rows])
+
+
+def _snapshots(batch: int, day: dt.date) -> pa.Table:
+    return _arrow(
+        tables.GROUP_SNAPSHOTS,
+        [
+            {
+                "group": f"g{i}",
+                "generation": batch,
+                "member_count": i,
+                "source_partition": i,
+                "source_offset": batch,
+                "snapshot_date": day,
+            }
+            for i in range(3)
+        ],
+    )
+
+
+def _intervals(batch: int) -> pa.Table:
+    """Batch b opens generation b's interval of each partition and closes b-1's."""
+    rows = []
+    for p in range(4):
+        for start, end in ((batch - 1, batch), (batch, None)):
+            if start < 0:
+                continue
+            rows.append(
+                {
+                    "group": "g",
+                    "group_type": "classic",
+                    "topic": "t",
+                    "partition": p,
+                    "member_id": f"m{start % 2}",
+                    "from_generation": start,
+                    "from_time": T0,
+                    "to_generation": end,
+                    "to_time": T0 if end is not None else None,
+                }
+            )
+    return _arrow(tables.PARTITION_OWNERSHIP, rows)
+
+
+def _write(paths: dict[str, Path], batch: int) -> None:
+    day = DAY1 if batch < 30 else DAY2
+    deltawrite.append_once(
+        paths["group_snapshots"], tables.GROUP_SNAPSHOTS, _snapshots(batch, day), APP, batch
+    )
+    deltawrite.merge_once(
+        paths["partition_ownership"], tables.PARTITION_OWNERSHIP, _intervals(batch), APP, batch
+    )
+
+
+def _age_log(path: Path, hours: float) -> None:
+    """Every log entry made ``hours`` older: the time a long run takes, without waiting."""
+    log_dir = path / "_delta_log"
+    for name in os.listdir(log_dir):
+        entry = log_dir / name
+        stamp = entry.stat().st_mtime - hours * 3600
+        os.utime(entry, (stamp, stamp))
+
+
+def _files_per_partition(path: Path) -> dict[str, int]:
+    adds = pa.table(DeltaTable(str(path)).get_add_actions(flatten=True)).to_pylist()
+    counts: dict[str, int] = {}
+    for add in adds:
+        key = str(add.get("partition.snapshot_date"))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _parquet_on_disk(path: Path) -> int:
+    return sum(
+        1
+        for folder, _, files in os.walk(path)
+        for f in files
+        if f.endswith(".parquet") and "_delta_log" not in folder
+    )
+
+
+UPKEPT = (tables.GROUP_SNAPSHOTS, tables.PARTITION_OWNERSHIP)
+
+
+def test_upkeep_bounds_files_and_log_and_keeps_rows_and_transaction_ids(tmp_path: Path) -> None:
+    every, interval = 5, 10
+    settings = UpkeepConfig(
+        every_n_batches=every,
+        checkpoint_interval=interval,
+        log_retention_hours=12,
+        deleted_file_retention_hours=0,
+    )
+    kept = {t.name: _create(tmp_path / "kept", t, settings) for t in UPKEPT}
+    plain = {t.name: _create(tmp_path / "plain", t, settings) for t in UPKEPT}
+    batches = 60
+    most_log = 0
+    for batch in range(batches):
+        _write(kept, batch)
+        _write(plain, batch)
+        if batch % every == every - 1:
+            for table in UPKEPT:
+                # Half a day passes between turns: what the previous turn left has expired.
+                _age_log(kept[table.name], 13)
+                upkeep.tidy(kept[table.name], table, settings, None)
+                most_log = max(most_log, upkeep.log_entries(kept[table.name]))
+    for table in UPKEPT:
+        assert _rows(kept[table.name]) == _rows(plain[table.name]), table.name
+        # The exactly-once ids outlive the log entries that carried them.
+        target = DeltaTable(str(kept[table.name]))
+        assert target.transaction_version(APP) == batches - 1
+    # A replay of the last batch is still skipped, by either table.
+    assert not deltawrite.append_once(
+        kept["group_snapshots"],
+        tables.GROUP_SNAPSHOTS,
+        _snapshots(batches - 1, DAY2),
+        APP,
+        batches - 1,
+    )
+    # Files per partition: what one turn leaves (one file) plus a turn's batches.
+    compacted = _files_per_partition(kept["group_snapshots"])
+    assert compacted == {str(DAY1): 1, str(DAY2): 1}, compacted
+    assert max(_files_per_partition(plain["group_snapshots"]).values()) == 30
+    ownership = len(DeltaTable(str(kept["partition_ownership"])).file_uris())
+    assert ownership == 1
+    # VACUUM (retention 0 here) left no file of an older version on disk.
+    assert _parquet_on_disk(kept["partition_ownership"]) == 1
+    assert _parquet_on_disk(plain["partition_ownership"]) >= batches
+    # The log: at most a checkpoint interval of commits, a turn's upkeep commits and the
+    # entries made since (about 4 per turn), not one per batch since the start.
+    assert most_log <= interval + every * 4 + 4, most_log
+    assert upkeep.log_entries(plain["group_snapshots"]) >= batches
+
+
+def test_history_retention_deletes_whole_old_days_only(tmp_path: Path) -> None:
+    settings = UpkeepConfig(history_retention_days=1)
+    path = _create(tmp_path, tables.GROUP_SNAPSHOTS, settings)
+    for batch, day in enumerate((DAY1 - dt.timedelta(days=1), DAY1, DAY2)):
+        deltawrite.append_once(path, tables.GROUP_SNAPSHOTS, _snapshots(batch, day), APP, batch)
+    clock_ms = int(dt.datetime(2026, 11, 24, 23, 0, tzinfo=dt.UTC).timestamp() * 1000)
+    cutoff = upkeep.history_cutoff(settings, clock_ms)
+    assert cutoff == DAY1
+    done = upkeep.tidy(path, tables.GROUP_SNAPSHOTS, settings, cutoff)
+    assert done.expired_rows == 3
+    days = {r["snapshot_date"] for r in DeltaTable(str(path)).to_pyarrow_table().to_pylist()}
+    assert days == {DAY1, DAY2}
+    again = upkeep.tidy(path, tables.GROUP_SNAPSHOTS, settings, cutoff)
+    assert again.expired_rows == 0
+    assert upkeep.history_cutoff(UpkeepConfig(history_retention_days=0), clock_ms) is None
+
+
+def test_readers_see_every_row_while_upkeep_compacts_and_vacuums(tmp_path: Path) -> None:
+    """A reader (the dashboard's delta-rs) reading again and again while batches append and
+    upkeep compacts and vacuums: every read is a whole version, never an error."""
+    settings = UpkeepConfig()  # the shipped retention
+    path = _create(tmp_path, tables.GROUP_SNAPSHOTS, settings)
+    written = [0]
+    errors: list[BaseException] = []
+    reads = [0]
+    done = threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            try:
+                before = written[0]
+                rows = DeltaTable(str(path)).to_pyarrow_table().num_rows
+                after = written[0]
+                # Each batch is 3 rows: a whole number of batches, no fewer than were
+                # committed before the read started.
+                if rows % 3 or rows < before * 3 or rows > (after + 1) * 3:
+                    errors.append(AssertionError(f"{rows} rows between {before} and {after}"))
+                reads[0] += 1
+            except Exception as exc:  # noqa: BLE001 - the test reports any failure
+                errors.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for batch in range(40):
+            deltawrite.append_once(
+                path, tables.GROUP_SNAPSHOTS, _snapshots(batch, DAY2), APP, batch
+            )
+            written[0] = batch + 1
+            if batch % 4 == 3:
+                upkeep.tidy(path, tables.GROUP_SNAPSHOTS, settings, None)
+    finally:
+        done.set()
+        reader.join()
+    assert not errors, errors[:3]
+    assert reads[0] > 10
+    assert _files_per_partition(path) == {str(DAY2): 1}
+
+
+def _findings(batch: int) -> pa.Table:
+    return _arrow(
+        tables.FINDINGS,
+        [
+            {"finding_id": f"f{batch}-{i}", "kind": "k", "group": "g", "generation": batch}
+            for i in range(2)
+        ],
+    )
+
+
+def test_a_merge_that_loses_to_a_concurrent_optimize_is_run_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An analyst's OPTIMIZE running over and over beside the job's insert-only MERGEs of
+    findings (each adds a file, each reads the table's files): some MERGE loses its commit
+    race, is run again, and the table ends as without the OPTIMIZEs."""
+    settings = UpkeepConfig()
+    path = _create(tmp_path / "raced", tables.FINDINGS, settings)
+    plain = _create(tmp_path / "plain", tables.FINDINGS, settings)
+    stop = threading.Event()
+    optimized = [0]
+
+    def optimize() -> None:
+        while not stop.is_set():
+            try:
+                metrics = DeltaTable(str(path)).optimize.compact()
+                optimized[0] += int(metrics["numFilesRemoved"] > 0)
+            except Exception:  # noqa: BLE001 - the analyst's OPTIMIZE may lose too
+                time.sleep(0.001)
+
+    racer = threading.Thread(target=optimize)
+    caplog.set_level(logging.WARNING, logger="groupwatch.job")
+    racer.start()
+    try:
+        for batch in range(40):
+            for target in (path, plain):
+                deltawrite.merge_once(
+                    target, tables.FINDINGS, _findings(batch), APP, batch, update=False
+                )
+    finally:
+        stop.set()
+        racer.join()
+    assert optimized[0] > 0
+    assert any("lost a commit race" in r.getMessage() for r in caplog.records)
+    assert _rows(path) == _rows(plain)
