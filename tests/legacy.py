@@ -103,12 +103,14 @@ def _fill(broker: str, topic: str, partitions: int, per_partition: int = 10) -> 
 
 
 # -- KAFKA-7026: kafka-clients 2.2.2, StickyAssignor ----------------------------------------------
-def reproduce_kafka_7026(broker: str, work: Path, name: str = "legacy-kafka-7026") -> Reproduction:
+def reproduce_kafka_7026(
+    broker: str, work: Path, name: str = "legacy-kafka-7026", version: str = "2.2.2"
+) -> Reproduction:
     """C1 and C2 share 4 partitions under 2.2.2's StickyAssignor; C1's poll loop stalls past
     max.poll.interval.ms, its heartbeat thread leaves the group and C2 takes everything; C1
     polls again and rejoins with user data (V0: no generation) that still lists its old
-    partitions, and the 2.2.2 leader hands those to C1 *and* keeps them on C2."""
-    version = "2.2.2"
+    partitions, and the 2.2.2 leader hands those to C1 *and* keeps them on C2.  (On a
+    release with KIP-341, 2.3 and later, the same steps end without an overlap.)"""
     require_release(version)
     topic, group = f"{name}-orders", name
     story = _Story(name)
@@ -218,6 +220,51 @@ def _late_sync(m: LegacyMembers, group: str, topic: str, story: _Story) -> None:
     m.join("C", group, [topic], "cooperative-sticky", **opts)
 
 
+def owned_twice(transcript: list[tuple[float, str]]) -> dict[str, frozenset[str]]:
+    """From the host's reports: every partition that two members owned at one moment (both
+    had reported it assigned and neither had reported it revoked), and who."""
+    owned: dict[str, frozenset[str]] = {}
+    out: dict[str, set[str]] = {}
+    for _, line in transcript:
+        words = line.split(" ", 2)
+        if words[0] != "assigned" or len(words) < 2:
+            continue
+        owned[words[1]] = (
+            frozenset(words[2].split(",")) if len(words) > 2 and words[2] else frozenset()
+        )
+        for tp in owned[words[1]]:
+            holders = {n for n, tps in owned.items() if tp in tps}
+            if len(holders) > 1:
+                out.setdefault(tp, set()).update(holders)
+    return {tp: frozenset(names) for tp, names in out.items()}
+
+
+# -- KAFKA-14639: kafka-clients 3.0.1, cooperative-sticky ------------------------------------------
+def reproduce_kafka_14639(
+    broker: str, work: Path, name: str = "legacy-kafka-14639"
+) -> Reproduction:
+    """The choreography of KAFKA-13406 on 3.0.1, which no longer validates the built-in
+    assignor's result: the leader drops A's stale claim and hands A's partitions to C at once,
+    while A still owns them (A learns of it one late SyncGroup later): a partition revoked and
+    assigned in one rebalance, owned by two members at once until A gives it up."""
+    version = "3.0.1"
+    require_release(version)
+    topic, group = f"{name}-orders", name
+    story = _Story(name)
+    _fill(broker, topic, 6)
+    with LegacyMembers(broker, version, work / f"{name}-clients.log") as m:
+        _late_sync(m, group, topic, story)
+        _wait(lambda: bool(owned_twice(m.transcript())), "a partition owned by two members", 90)
+        story(f"owned twice: {owned_twice(m.transcript())}")
+        m.pace("A", 0)
+        m.wait_covered(["A", "B", "C"], 6, timeout=90)
+        story(f"settled: {m.assignments()}")
+        transcript = m.transcript()
+        clients = m.client_log()
+    records = dump_consumer_offsets(broker)
+    return Reproduction(version, group, topic, records, clients, transcript, story.events)
+
+
 # -- healthy groups on the same releases -----------------------------------------------------------
 def healthy_lifecycle(
     broker: str, work: Path, version: str, assignor: str, name: str, partitions: int = 6
@@ -253,6 +300,8 @@ __all__ = [
     "COOPERATIVE_VIOLATION",
     "Reproduction",
     "healthy_lifecycle",
+    "owned_twice",
     "reproduce_kafka_13406",
+    "reproduce_kafka_14639",
     "reproduce_kafka_7026",
 ]

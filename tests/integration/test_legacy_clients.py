@@ -6,6 +6,10 @@
 - KAFKA-13406 on kafka-clients 3.0.0 cooperative-sticky: every leader refuses its assignment
   ("Assignor supporting the COOPERATIVE protocol violates its requirements"), generations pass
   and ``__consumer_offsets`` skips them.
+- KAFKA-14639 on kafka-clients 3.0.1 cooperative-sticky (the same late SyncGroup; 3.0.1 no longer
+  validates): the leader hands a stale claimant's partitions to another member at once, both own
+  them until the first learns of it; a critical ``cooperative_revocation_violation`` at that
+  generation naming both.
 - Healthy groups on the same releases: nothing above info.
 
 Then ``analyze`` and the job agree finding for finding on all of them.  The reproductions are
@@ -25,8 +29,10 @@ from tests.legacy import (
     COOPERATIVE_VIOLATION,
     Reproduction,
     healthy_lifecycle,
+    owned_twice,
     reproduce_kafka_7026,
     reproduce_kafka_13406,
+    reproduce_kafka_14639,
 )
 from tests.realgroups import dump_consumer_offsets, make_config, run_once
 
@@ -50,6 +56,11 @@ def kafka_13406(broker: str, legacy_work: Path) -> Reproduction:
 
 
 @pytest.fixture(scope="module")
+def kafka_14639(broker: str, legacy_work: Path) -> Reproduction:
+    return reproduce_kafka_14639(broker, legacy_work)
+
+
+@pytest.fixture(scope="module")
 def legacy_healthy(broker: str, legacy_work: Path) -> list[Reproduction]:
     return [
         healthy_lifecycle(broker, legacy_work, "2.2.2", "sticky", "legacy-healthy-sticky-222"),
@@ -61,9 +72,12 @@ def legacy_healthy(broker: str, legacy_work: Path) -> list[Reproduction]:
 
 @pytest.fixture(scope="module")
 def legacy_groups(
-    kafka_7026: Reproduction, kafka_13406: Reproduction, legacy_healthy: list[Reproduction]
+    kafka_7026: Reproduction,
+    kafka_13406: Reproduction,
+    kafka_14639: Reproduction,
+    legacy_healthy: list[Reproduction],
 ) -> dict[str, Reproduction]:
-    return {r.group: r for r in (kafka_7026, kafka_13406, *legacy_healthy)}
+    return {r.group: r for r in (kafka_7026, kafka_13406, kafka_14639, *legacy_healthy)}
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +177,50 @@ def test_kafka_13406_every_leader_refuses_and_generations_skip(kafka_13406: Repr
     assert max(kafka_13406.generations(kafka_13406.records_during)) < refused[0]
     joined = kafka_13406.clients.generations()
     assert set(range(before[-1], after[0] + 1)) <= set(joined), "the clients saw every generation"
+
+
+# -- KAFKA-14639 -----------------------------------------------------------------------------------
+def handed_over(r: Reproduction) -> tuple[int, frozenset[str]]:
+    """The clients' own account: the partitions A and C owned at one moment, and the generation
+    in which C was first assigned them."""
+    twice = owned_twice(r.transcript)
+    assert twice and set(twice.values()) == {frozenset({"A", "C"})}, twice
+    partitions = frozenset(twice)
+    c = r.clients.members["C"]
+    return min(g for g, tps in c.assigned.items() if partitions <= tps), partitions
+
+
+def test_kafka_14639_a_partition_revoked_and_assigned_in_one_rebalance(
+    kafka_14639: Reproduction,
+) -> None:
+    generation, partitions = handed_over(kafka_14639)
+    a = kafka_14639.clients.members["A"]
+    # A's SyncGroup of the generation before came after the next rebalance began, so A went
+    # into this one still holding what it synced last, and nobody refused anything (3.0.1).
+    assert generation - 1 in a.joined and generation - 1 not in a.synced
+    last = max(g for g in a.synced if g < generation)
+    assert partitions <= a.assigned[last]
+    assert not kafka_14639.errors() and not stuck_generations(kafka_14639)
+    assert generation in kafka_14639.generations()
+
+
+def test_kafka_14639_raises_cooperative_revocation_violation_naming_both(
+    kafka_14639: Reproduction, legacy_analysis: verdicts.Analysis, legacy_job: verdicts.JobTables
+) -> None:
+    generation, partitions = handed_over(kafka_14639)
+    for what, found in (
+        ("analyze", legacy_analysis.findings[kafka_14639.group]),
+        ("the job", legacy_job.findings[kafka_14639.group]),
+    ):
+        violations = [
+            f
+            for f in found
+            if f["kind"] == "cooperative_revocation_violation" and f["severity"] == "critical"
+        ]
+        assert {f["generation"] for f in violations} == {generation}, (what, violations)
+        assert {f"{f['topic']}-{f['partition']}" for f in violations} == partitions, what
+        for f in violations:
+            assert sorted(m.split("-", 1)[0] for m in f["members"]) == ["A", "C"], (what, f)
 
 
 # -- healthy groups on the old releases ----------------------------------------------------------
