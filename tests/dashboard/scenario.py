@@ -221,12 +221,13 @@ def build(root: Path, now: datetime | None = None) -> dict[str, Any]:
             GROUP,
             3,
             t[3],
-            "c1-aaa claims 2 partition(s) from generation 1 while the highest claim "
-            "generation is 2; 2 contested",
+            "c1-aaa claims 2 partition(s) with generation 1; its claim on 2 of them is "
+            "stale: orders-0 (and 1 more), c2-bbb claims it at the higher generation 2",
             {
                 "claim_generation": 1,
                 "highest_claim_generation": 2,
                 "contested": tps((o, 0), (o, 1)),
+                "stale": tps((o, 0), (o, 1)),
                 "snapshot_generation": 3,
             },
             member="c1-aaa",

@@ -14,10 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from groupwatch.assignor import TopicPartition
-from groupwatch.detect.model import GroupSnapshot
+from groupwatch.detect.model import GroupSnapshot, MemberState
 
 #: An owner index meaning "assigned to nobody".
 NOBODY = -1
+
+
+def writes_no_generation(m: MemberState) -> bool:
+    """The member's client writes its claims without a generation: sticky user data v0 (before
+    2.3), or owned partitions with no generation anywhere (cooperative-sticky before 3.0,
+    clients that never set one).  A member with no user data yet (a first join) is not one."""
+    if m.user_data_kind == "sticky" and m.user_data_generation is None:
+        return True
+    return bool(m.claim) and m.claim_generation < 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from groupwatch.detect import confirm, topic_counts
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
 from groupwatch.detect.findings import Finding
-from groupwatch.detect.history import AssignedGeneration
+from groupwatch.detect.history import AssignedGeneration, writes_no_generation
 from groupwatch.detect.model import (
     BrokerView,
     Event,
@@ -82,9 +82,12 @@ class GroupState:
     topics_gone: Mapping[str, int] = field(default_factory=dict)
     #: topic -> the generation since which the group subscribes to it while it is missing.
     missing_since: Mapping[str, int] = field(default_factory=dict)
-    #: The last completed generation (a record with assignments) and the completed one before
-    #: it: what claims without a generation are checked against (a record that repeats the
-    #: last generation is checked against the one before).
+    #: The generation of the last completed record (one with assignments, not awaiting them).
+    completed_generation: int | None = None
+    #: That record's members and assignment, and those of the completed generation before it:
+    #: what claims without a generation are checked against (a record repeating the last
+    #: completed generation against the one before).  Kept only for groups whose members write
+    #: claims without a generation, the only claims they are used for.
     assigned: AssignedGeneration | None = None
     assigned_before: AssignedGeneration | None = None
 
@@ -127,6 +130,8 @@ class GroupState:
             "missing_since": dict(sorted(self.missing_since.items())),
         }
         # Only when kept: a state without them reads as before, in either direction.
+        if self.completed_generation is not None:
+            doc["completed_generation"] = self.completed_generation
         if self.assigned is not None:
             doc["assigned"] = self.assigned.to_json()
         if self.assigned_before is not None:
@@ -154,6 +159,7 @@ class GroupState:
             stuck=StuckWatch.from_json(doc.get("stuck") or {}),
             topics_gone={str(k): int(v) for k, v in (doc.get("topics_gone") or {}).items()},
             missing_since={str(k): int(v) for k, v in (doc.get("missing_since") or {}).items()},
+            completed_generation=doc.get("completed_generation"),
             assigned=_assigned(doc.get("assigned")),
             assigned_before=_assigned(doc.get("assigned_before")),
         )
@@ -243,7 +249,12 @@ def _missing(
     if snap.protocol_type != "consumer" or snap.awaiting_assignment:
         return state, {}
     missing = topic_counts.missing_topics(
-        snap, state.inferred_partitions, state.topics_gone, state.missing_since, cfg
+        snap,
+        state.inferred_partitions,
+        state.topics_gone,
+        state.missing_since,
+        cfg,
+        state.withholding_seen,
     )
     since = {t: m.since_generation for t, m in missing.items()}
     gone = state.topics_gone
@@ -480,17 +491,25 @@ def _apply(
     for topic in missing:  # the leader had no such topic: nothing of it can be unassigned
         counts.pop(topic, None)
         sources.pop(topic, None)
-    last = state.assigned
-    repeated = last is not None and last.generation == snap.generation
-    previous = state.assigned_before if repeated else last
-    if previous is not None and previous.generation >= snap.generation:
-        previous = None  # a regression: what came before is no guide
+    repeated = state.completed_generation == snap.generation
+    previous = state.assigned_before if repeated else state.assigned
+    if previous is not None and (
+        previous.generation >= snap.generation
+        or (not repeated and previous.generation != state.completed_generation)
+    ):
+        previous = None  # not the last completed generation: it is no guide
     found = snapshot_findings(
         snap, cfg, counts, sources, state.withholding_seen, missing, previous, repeated
     )
     if not snap.awaiting_assignment:
-        kept = AssignedGeneration.of_snapshot(snap, cfg.max_inferred_topics)
-        state = replace(state, assigned=kept, assigned_before=previous)
+        kept = (
+            AssignedGeneration.of_snapshot(snap, cfg.max_inferred_topics)
+            if any(writes_no_generation(m) for m in snap.members)
+            else None
+        )
+        state = replace(
+            state, completed_generation=snap.generation, assigned=kept, assigned_before=previous
+        )
     now = [f for f in found if f.kind not in confirm.TRANSIENT_KINDS]
     held = [f for f in found if f.kind in confirm.TRANSIENT_KINDS]
     outcome = confirm.judge(state.pending, snap, held, cfg.confirm_after_ms, state.withholding_seen)

@@ -249,3 +249,116 @@ def test_kafka_14639_on_3_0_1_a_contested_claim_is_stale_everywhere() -> None:
         "t-0 went to A-1 on a claim from generation 5, although B-1 claimed it at generation 6"
     )
     _consistent(found)
+
+
+# -- sticky_divergence: only where the re-run's inputs are the leader's ------------------------
+
+
+def _sticky(
+    mid: str, version: int, previous: list[int] | None, generation: int | None, assigned: list[int]
+) -> dict[str, Any]:
+    m: dict[str, Any] = {
+        "id": mid,
+        "instance": mid.split("-")[0],
+        "version": version,
+        "topics": ["t"],
+        "assigned": {"t": assigned},
+    }
+    if previous is not None:
+        m["sticky"] = {"previous": {"t": previous}, "generation": generation}
+    return m
+
+
+def _sticky_records(version: int, a_gets: list[int], b_gets: list[int]) -> list[dict[str, Any]]:
+    def rec(generation: int, *members: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "group": "static-sticky",
+            "generation": generation,
+            "protocol": "sticky",
+            "version": 3,
+            "time": generation * 10,
+            "leader": "A-1",
+            "members": list(members),
+        }
+
+    return [
+        rec(1, _sticky("A-1", version, None, None, [0, 1, 2, 3])),
+        rec(
+            2,
+            _sticky("A-1", version, [0, 1, 2, 3], 1, a_gets),
+            _sticky("B-1", version, None, None, b_gets),
+        ),
+    ]
+
+
+def test_sticky_divergence_says_what_differs_for_a_current_leader() -> None:
+    found = run(_sticky_records(3, [2, 3], [0, 1]), {"t": 4})
+    (div,) = of(found, "sticky_divergence")
+    assert div.generation == 2
+    assert "the subscriptions the leader A-1 read (its subscription v3 says a 3.5+ client" in (
+        div.detail
+    )
+    assert "A-1 got [t-2, t-3] where the re-run gives [t-0, t-1]" in div.detail
+    # The same leader assigning as Kafka does: nothing.
+    assert not of(run(_sticky_records(3, [0, 1], [2, 3]), {"t": 4}), "sticky_divergence")
+
+
+def test_sticky_divergence_is_silent_for_an_older_leader() -> None:
+    """A subscription v1 leader (2.4-3.3) runs an assignor that breaks ties its own way."""
+    assert not of(run(_sticky_records(1, [2, 3], [0, 1]), {"t": 4}), "sticky_divergence")
+
+
+def test_a_static_replacement_under_the_same_generation_is_not_compared() -> None:
+    """The shape a 4.3.1 broker wrote for a real Java StickyAssignor group (6 partitions):
+    pod-1 restarts under its group.instance.id, and the coordinator stores generation 3 again
+    with pod-1's new member id, no user data, and the assignment generation 3's leader made."""
+
+    def rec(generation: int, time: int, *members: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "group": "static-sticky",
+            "generation": generation,
+            "protocol": "sticky",
+            "version": 3,
+            "time": time,
+            "leader": "P0-1",
+            "members": list(members),
+        }
+
+    first = rec(
+        3,
+        20,
+        _sticky("P0-1", 3, [0, 1, 2], 2, [0, 1]),
+        _sticky("P2-1", 3, None, None, [2, 5]),
+        _sticky("P1-1", 3, [3, 4, 5], 2, [3, 4]),
+    )
+    again = rec(
+        3,
+        30,
+        _sticky("P0-1", 3, [0, 1, 2], 2, [0, 1]),
+        _sticky("P1-2", 3, None, None, [3, 4]),
+        _sticky("P2-1", 3, None, None, [2, 5]),
+    )
+    records = [
+        rec(1, 0, _sticky("P0-1", 3, None, None, [0, 1, 2, 3, 4, 5])),
+        rec(
+            2,
+            10,
+            _sticky("P0-1", 3, [0, 1, 2, 3, 4, 5], 1, [0, 1, 2]),
+            _sticky("P1-1", 3, None, None, [3, 4, 5]),
+        ),
+        first,
+    ]
+    exact = run(records, {"t": 6})
+    assert not of(exact, "sticky_divergence")  # the leader's own records: the re-run is exact
+    found = run([*records, again], {"t": 6})
+    assert not of(found, "sticky_divergence")
+    # On the replacement's inputs the re-run differs: it is the comparison that is skipped.
+    from groupwatch.detect.engine import event_from_line
+    from groupwatch.detect.expected import Expected, expected_assignment
+    from groupwatch.detect.model import GroupSnapshot
+
+    snap = event_from_line(decoded_lines({"records": [again]})[0])
+    assert isinstance(snap, GroupSnapshot)
+    expected = expected_assignment(snap, {"t": 6})
+    assert isinstance(expected, Expected)
+    assert dict(expected.assignment) != {m.member_id: frozenset(m.assigned) for m in snap.members}

@@ -87,7 +87,8 @@ def ownership_matrix(
         (snap["source_partition"] == newest["source_partition"])
         & (snap["source_offset"] == newest["source_offset"])
     ]
-    top = max((int(c) for c in snap["claim_generation"].fillna(-1)), default=-1)
+    f = findings[(findings["group"] == group) & (findings["generation"] == generation)]
+    stale_of = _stale_claims(f)
     mm: list[MatrixMember] = []
     cells: dict[TP, dict[str, Cell]] = {}
     claimants: dict[TP, list[int]] = {}
@@ -96,17 +97,16 @@ def ownership_matrix(
         member = str(row["member_id"])
         cgen = -1 if pd.isna(row["claim_generation"]) else int(row["claim_generation"])
         claim = tp_pairs(row["claim"])
-        stale = bool(claim) and cgen < top
-        mm.append(MatrixMember(member, row["client_id"], cgen, stale))
+        stale = stale_of.get(member, set())
+        mm.append(MatrixMember(member, row["client_id"], cgen, bool(stale)))
         topics.update(list(row["topics"]) if row["topics"] is not None else [])
         for tp in claim:
             c = cells.setdefault(tp, {}).setdefault(member, Cell())
-            c.claimed, c.stale_claim = True, stale
+            c.claimed, c.stale_claim = True, tp in stale
             claimants.setdefault(tp, []).append(cgen)
         for tp in tp_pairs(row["assignment"]):
             cells.setdefault(tp, {}).setdefault(member, Cell()).assigned = True
     _every_partition(cells, offsets, group, topics)
-    f = findings[(findings["group"] == group) & (findings["generation"] == generation)]
     kinds_of = _kinds_by_partition(f)
     withheld: set[TP] = set()
     for _, fr in f.iterrows():
@@ -142,6 +142,20 @@ def _every_partition(
         if pd.notna(o["max_partition"]):
             for p in range(int(o["max_partition"]) + 1):
                 cells.setdefault((str(o["topic"]), p), {})
+
+
+def _stale_claims(findings: pd.DataFrame) -> dict[str, set[TP]]:
+    """member -> its stale claims, as the engine read them (``stale_owned_partitions``): the
+    matrix shows the findings' one reading of each claim, not a second one of its own (a lower
+    generation nobody contests is not stale)."""
+    out: dict[str, set[TP]] = {}
+    for _, fr in findings[findings["kind"] == "stale_owned_partitions"].iterrows():
+        ev = evidence(fr["evidence"])
+        # Findings written before the evidence listed ``stale`` name the lost claims.
+        stale = ev.get("stale", ev.get("lost_to_fresher_claims"))
+        if pd.notna(fr["member"]):
+            out.setdefault(str(fr["member"]), set()).update(tp_pairs(stale))
+    return out
 
 
 def _kinds_by_partition(findings: pd.DataFrame) -> dict[TP, set[str]]:
