@@ -72,7 +72,7 @@ def test_the_cache_reads_what_the_table_reads(spark, tmp_path: Path) -> None:  #
     from_table = _rows(state_store.prior_state(spark, cfg, groups, BATCH))
     assert _rows(store.prior_state(groups, BATCH)) == from_table
     assert [r[0] for r in from_table] == ["anywhere", "on-p0", "plain", "settled"]
-    assert ("plain", '{"v": 8}', NOW_MS - 1_234, None, None) in from_table
+    assert ("plain", '{"v": 8}', NOW_MS - 1_234, None, None, None) in from_table
     assert store.cache is not None and store.cache.covers(BATCH)
     # The load read the state column in small batches, and left the session as it was.
     assert spark.conf.get("spark.sql.parquet.columnarReaderBatchSize") == batch_rows
