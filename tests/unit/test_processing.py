@@ -197,3 +197,41 @@ def test_a_stuck_rebalance_from_commits_of_earlier_batches_and_the_brokers_view(
         7,
         "CompletingRebalance",
     )
+
+
+def test_deleted_topics_one_record_a_batch_with_the_jobs_commit_hints() -> None:
+    """The job's step, one record per batch and every batch told the group's earlier commits
+    (as the job reads them from group_offsets, without their time), raises what analyze raises:
+    a deleted or re-created topic's old commits count nothing anew."""
+    from groupwatch.detect import Analyzer
+
+    records, by_pos = scenario_records("kinds/subscribed_topic_missing.json")
+    detector = load(None, env={}).detect.detector()
+    analyzer = Analyzer(detector)
+    expected = sorted(
+        f.finding_id
+        for pos in sorted(by_pos, key=lambda p: by_pos[p]["timestamp"])
+        for f in analyzer.feed(by_pos[pos])
+    )
+    states: dict[str, Any] = {}
+    commits: dict[str, dict[str, int]] = {}
+    found = []
+    for rec in sorted(records, key=lambda r: r.timestamp_ms):
+        line = by_pos[(rec.partition, rec.offset)]
+        group = line["group"]
+        hints = sorted(commits.get(group, {}).items())
+        result = process_group(
+            group,
+            states.get(group),
+            [rec],
+            detector=detector,
+            detected_at=NOW,
+            commits=hints,
+        )
+        states[group] = json.loads(json.dumps(result.state))
+        found += [f.finding_id for f in result.rows.get("findings", [])]
+        if line["record_type"] == "offset_commit":
+            topic, partition = line["key"]["topic"], line["key"]["partition"]
+            seen = commits.setdefault(group, {})
+            seen[topic] = max(partition, seen.get(topic, -1))
+    assert expected and sorted(found) == expected

@@ -264,7 +264,8 @@ def _missing(
             gone = _bounded(gone, topic, snap.time_ms, cfg.max_inferred_topics)
         if topic in inferred:
             inferred = {k: v for k, v in inferred.items() if k != topic}
-    if since != state.missing_since or gone is not state.topics_gone:
+    changed = gone is not state.topics_gone or inferred is not state.inferred_partitions
+    if changed or since != state.missing_since:
         state = replace(state, missing_since=since, topics_gone=gone, inferred_partitions=inferred)
     return state, missing
 
