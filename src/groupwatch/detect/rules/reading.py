@@ -93,6 +93,9 @@ def read_claims(snap: GroupSnapshot, previous: AssignedGeneration | None) -> Rea
             r.claimants.setdefault(tp, []).append(m)
     in_previous = frozenset(previous.members) if previous is not None else frozenset()
     for tp, ms in r.claimants.items():
+        if previous is None and len(ms) == 1:
+            r.valid_owner[tp] = ms[0].member_id  # the common case: one claim, nothing to infer
+            continue
         live: list[MemberState] = []
         for m in ms:
             holder = previous.owner(tp) if previous is not None else None
