@@ -126,6 +126,15 @@ def test_a_claimant_that_was_in_the_last_generation_is_not_inferred_stale() -> N
     assert not of(found, "stale_owned_partitions")
 
 
+def test_a_partition_the_last_generation_gave_to_nobody_is_not_inferred() -> None:
+    records = kafka_7026_records()
+    records[2] = _record(3, 60, C2, _member(C2, [], []))
+    found = run(records)
+    (tie,) = of(found, "owned_overlap_without_generation")
+    assert "generation 3, the last completed one, gave it to nobody" in tie.detail
+    assert not of(found, "stale_owned_partitions")
+
+
 def test_the_state_keeps_the_last_completed_generations_as_json() -> None:
     analyzer = Analyzer(DetectorConfig(partitions_per_topic={TOPIC: 1}))
     for line in decoded_lines({"records": kafka_7026_records()[:3]}):
