@@ -120,6 +120,8 @@ class MemberLog:
     refused: list[int] = field(default_factory=list)
     #: the ERROR and WARN lines it logged
     problems: list[str] = field(default_factory=list)
+    #: every line it logged (without the time, thread and logger)
+    lines: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -151,7 +153,8 @@ class ClientLog:
         return sorted({g for m in self.members.values() for g in m.joined})
 
     def lines_with(self, text: str) -> list[str]:
-        return [p for m in self.members.values() for p in m.problems if text in p]
+        """The members' log lines (any level) containing ``text``."""
+        return [line for m in self.members.values() for line in m.lines if text in line]
 
 
 _PREFIX = re.compile(r"\[Consumer clientId=([^,\]]+), groupId=([^\]]+)\] (.*)$")
@@ -182,6 +185,7 @@ def read_client_log(lines: Iterable[str]) -> ClientLog:
         if m is None:
             continue
         member, text = members[m.group(1)], m.group(3)
+        member.lines.append(text)
         # A leader whose assignment fails logs the same JoinGroup answer again at every retry.
         if joined := _JOINED.search(text):
             _append_new(member.joined, int(joined.group(1)))

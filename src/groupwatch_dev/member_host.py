@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -154,6 +154,20 @@ class MemberHost:
                     )
                 self._cond.wait(min(remaining, 0.5))
             return list(self._lines)
+
+    def wait_covered(
+        self, members: Iterable[str], partitions: int, timeout: float = 60.0
+    ) -> Assignments:
+        """Until ``members`` together own ``partitions`` distinct partitions, each exactly once."""
+        names = list(members)
+
+        def covered(owned: Assignments) -> bool:
+            parts = [p for n in names for p in owned.get(n, frozenset())]
+            return len(parts) == partitions == len(set(parts)) and all(
+                owned.get(n) for n in names[:partitions]
+            )
+
+        return self.wait_for(covered, timeout, f"{names} to cover {partitions} partitions")
 
     def wait_member_id(self, name: str, timeout: float = 60.0) -> str:
         deadline = time.monotonic() + timeout

@@ -42,6 +42,7 @@ def test_a_2_2_release_joins_then_sets_its_partitions() -> None:
     assert log.generations() == [2, 3, 4]
     assert log.shared() == {4: {"t-2": {"C1", "C2"}, "t-3": {"C1", "C2"}}}
     assert log.lines_with("poll timeout") and not log.members["C3"].assigned
+    assert len(log.lines_with("Successfully joined group")) == 5
 
 
 def test_a_3_0_release_joins_syncs_and_refuses_its_assignment() -> None:

@@ -111,6 +111,7 @@ def missing_topics(
     gone: Mapping[str, int],
     missing_since: Mapping[str, int],
     config: DetectorConfig,
+    withholding_seen: bool = False,
 ) -> dict[str, Missing]:
     """The topics of ``snap`` the group subscribes to but that did not exist for its leader.
 
@@ -131,11 +132,12 @@ def missing_topics(
                 subscribers.setdefault(topic, []).append(m.member_id)
     assigned = {tp[0] for m in snap.members for tp in m.assigned}
     claimed = {tp[0] for m in snap.members for tp in m.claim}
-    cooperative = (snap.protocol or "") in config.cooperative_protocols
+    # A leader that hands over in two rounds (cooperative-sticky, Streams) may leave out what
+    # is still claimed for a round: that is not absence.  Eager leaders withhold nothing.
+    withholds = withholding_seen or (snap.protocol or "") in config.cooperative_protocols
     out: dict[str, Missing] = {}
     for topic, members in sorted(subscribers.items()):
-        if topic in assigned or (cooperative and topic in claimed):
-            # A cooperative leader may withhold what is still claimed: that is not absence.
+        if topic in assigned or (withholds and topic in claimed):
             continue
         reasons = []
         if assigned:

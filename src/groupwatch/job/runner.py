@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from groupwatch.bootstrap import BootstrapError
 from groupwatch.config import Config
+from groupwatch.job.failure import failure_line
 from groupwatch.job.source_wait import SourceWait, waiting_for_source
 from groupwatch.stopping import stop_requests
 
@@ -32,6 +33,8 @@ def run_job(
 ) -> int:
     """Start the job on a new session; returns the process exit code. The files the
     configuration names are checked before (``groupwatch.job.command.referenced_files``)."""
+    from pyspark.errors import StreamingQueryException
+
     from groupwatch.spark.metrics import JobMetrics, ProgressListener
     from groupwatch.spark.preflight import SourceUnreachable, check_source, quiet_kafka_client
     from groupwatch.spark.query import GroupwatchQuery
@@ -76,6 +79,7 @@ def run_job(
     # repair, slowly). The wait polls a flag the signal sets: see stop_requests for why the
     # signal must not raise inside the JVM call.
     waiting = SourceWait(cfg.source.bootstrap_servers, cfg.source.wait_log_seconds, log)
+    failed = False
     try:
         with stop_requests() as stop:
             while not stop.is_set() and not query.awaitTermination(_POLL_SECONDS):
@@ -83,6 +87,10 @@ def run_job(
         if stop.is_set():
             log.info("stopping")
             query.stop()
+    except StreamingQueryException as exc:
+        # A batch failed and Spark ended the query: one line, the cause and what to do.
+        log.error("%s", failure_line(_causes(exc), cfg.delta.root, cfg.checkpoint.root))
+        failed = True
     finally:
         # Spark tells its listeners that the query ended from its own thread, after stop()
         # returns; exiting before that call arrives makes the JVM log a stack trace about
@@ -92,9 +100,23 @@ def run_job(
         job.batch_log.flush()
         if notifier is not None:
             notifier.close(timeout=10)
+    if failed:
+        return 1
     if once:
         print_summary(spark, cfg)
     return 0
+
+
+def _causes(exc: Exception) -> list[str]:
+    """The messages of a query's failure, outermost first: PySpark's, then each Java cause's
+    (a batch that failed in Python carries its traceback in a Java ``PythonException``)."""
+    out = (str(exc).splitlines() or [type(exc).__name__])[:1]
+    # PySpark keeps the Java exception it converted (no public accessor).
+    java = getattr(exc, "_origin", None)
+    while java is not None:
+        out.append(f"{java.getClass().getSimpleName()}: {java.getMessage()}")
+        java = java.getCause()
+    return out
 
 
 def print_summary(spark: SparkSession, cfg: Config) -> None:

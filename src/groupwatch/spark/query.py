@@ -162,7 +162,9 @@ class GroupwatchQuery:
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._due_groups(batch_id, stats.clocks)
-            views = self.group_views.look()
+            # The brokers' view is of now: only a batch that read everything available has the
+            # records of now to compare it with (a backlog's are older).
+            views = self.group_views.look() if quiescent else {}
             if stats.has_others or malformed is not None or due or views:
                 # Most batches of a quiet cluster hold well-formed offset commits only: no
                 # Python, no state version, no empty commits.

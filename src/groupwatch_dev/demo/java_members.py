@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from groupwatch_dev.member_host import Assignments, MemberHost
+from groupwatch_dev.member_host import MemberHost
 
 
 class JavaGroupMembers(MemberHost):
@@ -36,17 +36,3 @@ class JavaGroupMembers(MemberHost):
         if protocol != "classic":
             extra += f" protocol={protocol}"
         self._send(f"join {name} {group} {','.join(topics)} {assignor}{extra}")
-
-    def wait_covered(
-        self, members: Iterable[str], partitions: int, timeout: float = 60.0
-    ) -> Assignments:
-        """Until ``members`` together own ``partitions`` distinct partitions, each exactly once."""
-        names = list(members)
-
-        def covered(owned: Assignments) -> bool:
-            parts = [p for n in names for p in owned.get(n, frozenset())]
-            return len(parts) == partitions == len(set(parts)) and all(
-                owned.get(n) for n in names[:partitions]
-            )
-
-        return self.wait_for(covered, timeout, f"{names} to cover {partitions} partitions")

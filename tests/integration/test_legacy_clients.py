@@ -1,0 +1,191 @@
+"""Historical client bugs on unmodified old releases of Kafka's Java client, on the test broker.
+
+- KAFKA-7026 on kafka-clients 2.2.2 ``StickyAssignor``: two members assigned one partition in
+  one generation, by the clients' own logs; ``groupwatch analyze`` and the job raise a critical
+  ``assignment_overlap`` at that generation naming both.
+- KAFKA-13406 on kafka-clients 3.0.0 cooperative-sticky: every leader refuses its assignment
+  ("Assignor supporting the COOPERATIVE protocol violates its requirements"), generations pass
+  and ``__consumer_offsets`` skips them.
+- Healthy groups on the same releases: nothing above info.
+
+Then ``analyze`` and the job agree finding for finding on all of them.  The reproductions are
+functions of ``tests.legacy`` and fixtures here, so a test of another finding on the same
+records is one more assertion.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groupwatch import config
+from tests import verdicts
+from tests.legacy import (
+    COOPERATIVE_VIOLATION,
+    Reproduction,
+    healthy_lifecycle,
+    reproduce_kafka_7026,
+    reproduce_kafka_13406,
+)
+from tests.realgroups import dump_consumer_offsets, make_config, run_once
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+
+@pytest.fixture(scope="module")
+def legacy_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the clients' logs and the dumps go (kept by pytest for a failed run)."""
+    return tmp_path_factory.mktemp("legacy-clients")
+
+
+@pytest.fixture(scope="module")
+def kafka_7026(broker: str, legacy_work: Path) -> Reproduction:
+    return reproduce_kafka_7026(broker, legacy_work)
+
+
+@pytest.fixture(scope="module")
+def kafka_13406(broker: str, legacy_work: Path) -> Reproduction:
+    return reproduce_kafka_13406(broker, legacy_work)
+
+
+@pytest.fixture(scope="module")
+def legacy_healthy(broker: str, legacy_work: Path) -> list[Reproduction]:
+    return [
+        healthy_lifecycle(broker, legacy_work, "2.2.2", "sticky", "legacy-healthy-sticky-222"),
+        healthy_lifecycle(
+            broker, legacy_work, "3.0.0", "cooperative-sticky", "legacy-healthy-coop-300"
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def legacy_groups(
+    kafka_7026: Reproduction, kafka_13406: Reproduction, legacy_healthy: list[Reproduction]
+) -> dict[str, Reproduction]:
+    return {r.group: r for r in (kafka_7026, kafka_13406, *legacy_healthy)}
+
+
+@pytest.fixture(scope="module")
+def legacy_analysis(
+    broker: str, legacy_groups: dict[str, Reproduction], legacy_work: Path
+) -> verdicts.Analysis:
+    """``groupwatch analyze DUMP --bootstrap-server`` over the broker's records once every
+    reproduction is over (``GROUPWATCH_KEEP_LEGACY_DUMP`` names a file to keep the dump in)."""
+    dump = verdicts.write_dump(
+        dump_consumer_offsets(broker), legacy_work, "GROUPWATCH_KEEP_LEGACY_DUMP"
+    )
+    return verdicts.analyze(dump, broker)
+
+
+@pytest.fixture(scope="module")
+def legacy_job(
+    spark,
+    broker: str,
+    legacy_groups: dict[str, Reproduction],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> verdicts.JobTables:  # type: ignore[no-untyped-def]
+    """``groupwatch run --once`` over the same records, fresh tables."""
+    cfg: config.Config = make_config(broker, tmp_path_factory.mktemp("legacy-job"))
+    run_once(spark, cfg)
+    return verdicts.read_job_tables(spark, cfg)
+
+
+# -- KAFKA-7026 ------------------------------------------------------------------------------------
+def overlap_generation(r: Reproduction) -> tuple[int, frozenset[str]]:
+    """The clients' own account: the generation in which C1 and C2 were both assigned
+    partitions, and those partitions."""
+    shared = r.clients.shared()
+    assert len(shared) == 1, f"one generation of shared partitions expected: {shared}"
+    ((generation, owners),) = shared.items()
+    assert set(owners.values()) == {frozenset({"C1", "C2"})}
+    return generation, frozenset(owners)
+
+
+def test_kafka_7026_two_members_consume_one_partition(kafka_7026: Reproduction) -> None:
+    generation, partitions = overlap_generation(kafka_7026)
+    clients = kafka_7026.clients.members
+    # C1 was removed for its stalled poll loop, and came back in the generation of the overlap.
+    assert kafka_7026.clients.lines_with("consumer poll timeout has expired")
+    assert generation in clients["C1"].joined and generation - 1 not in clients["C1"].joined
+    assert clients["C2"].assigned[generation - 1] == {f"{kafka_7026.topic}-{p}" for p in range(4)}
+    # Both fetched records of the shared partitions after that assignment.
+    fetched: dict[str, set[str]] = {"C1": set(), "C2": set()}
+    for _, line in kafka_7026.transcript:
+        words = line.split(" ", 2)
+        if words[0] == "assigned" and words[1] in fetched:
+            fetched[words[1]].clear()
+        elif words[0] == "fetched" and words[1] in fetched:
+            fetched[words[1]].add(words[2])
+    assert partitions <= fetched["C1"] and partitions <= fetched["C2"]
+    assert generation in kafka_7026.generations()
+
+
+def test_kafka_7026_raises_assignment_overlap_naming_both(
+    kafka_7026: Reproduction, legacy_analysis: verdicts.Analysis, legacy_job: verdicts.JobTables
+) -> None:
+    generation, partitions = overlap_generation(kafka_7026)
+    for what, found in (
+        ("analyze", legacy_analysis.findings[kafka_7026.group]),
+        ("the job", legacy_job.findings[kafka_7026.group]),
+    ):
+        overlaps = [
+            f for f in found if f["kind"] == "assignment_overlap" and f["severity"] == "critical"
+        ]
+        assert {f["generation"] for f in overlaps} == {generation}, (what, overlaps)
+        assert {f"{f['topic']}-{f['partition']}" for f in overlaps} == partitions, what
+        for f in overlaps:
+            assert sorted(m.split("-", 1)[0] for m in f["members"]) == ["C1", "C2"], (what, f)
+
+
+# -- KAFKA-13406 -----------------------------------------------------------------------------------
+def stuck_generations(r: Reproduction) -> list[int]:
+    """The clients' own account: the generations whose leader refused its assignment."""
+    return sorted({g for m in r.clients.members.values() for g in m.refused})
+
+
+def test_kafka_13406_every_leader_refuses_and_generations_skip(kafka_13406: Reproduction) -> None:
+    refused = stuck_generations(kafka_13406)
+    assert len(refused) >= 2, refused
+    assert kafka_13406.errors(COOPERATIVE_VIOLATION), "no leader threw"
+    # A's SyncGroup came after the next rebalance had begun: its stale claim is the cause.
+    assert kafka_13406.clients.lines_with("SyncGroup failed: The group began another rebalance")
+    written = kafka_13406.generations()
+    assert written == sorted(written)
+    # No record of any refused generation; the first record after them jumps past all.
+    assert not set(refused) & set(written), (refused, written)
+    before = [g for g in written if g < refused[0]]
+    after = [g for g in written if g > refused[-1]]
+    assert before and after, written
+    assert after[0] - before[-1] > len(refused), (before[-1], after[0], refused)
+    # Taken while the group was stuck: the newest record is older than the refused generations.
+    assert kafka_13406.records_during is not None
+    assert max(kafka_13406.generations(kafka_13406.records_during)) < refused[0]
+    joined = kafka_13406.clients.generations()
+    assert set(range(before[-1], after[0] + 1)) <= set(joined), "the clients saw every generation"
+
+
+# -- healthy groups on the old releases ----------------------------------------------------------
+def test_healthy_old_clients_raise_nothing_above_info(
+    legacy_healthy: list[Reproduction],
+    legacy_analysis: verdicts.Analysis,
+    legacy_job: verdicts.JobTables,
+) -> None:
+    for r in legacy_healthy:
+        about = f"kafka-clients {r.version}"
+        assert r.clients.shared() == {}, "the clients shared no partition"
+        assert r.errors() == [] and len(r.generations()) >= 5, r.group
+        verdicts.verdict(r.group, about, legacy_analysis.findings.get(r.group, []), "analyze")
+        verdicts.job_verdict(r.group, about, legacy_job)
+
+
+def test_analyze_and_the_job_agree_on_every_legacy_group(
+    legacy_groups: dict[str, Reproduction],
+    legacy_analysis: verdicts.Analysis,
+    legacy_job: verdicts.JobTables,
+) -> None:
+    for group in legacy_groups:
+        ours = {f["finding_id"]: f["kind"] for f in legacy_analysis.findings.get(group, [])}
+        theirs = {f["finding_id"]: f["kind"] for f in legacy_job.findings.get(group, [])}
+        assert ours == theirs, (group, sorted(ours.values()), sorted(theirs.values()))
+    assert legacy_analysis.findings[next(iter(legacy_groups))], "KAFKA-7026 found nothing"

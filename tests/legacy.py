@@ -1,0 +1,258 @@
+"""Historical client bugs reproduced with unmodified old releases of Kafka's Java client
+(``groupwatch_dev.legacy_clients``) on the test broker, each returned with the records it left
+in ``__consumer_offsets`` and the clients' own account of it (their logs and reports).
+
+Every step waits for a state the clients reported, never for a fixed time; the timeouts only
+bound a run that went wrong.  Each reproduction uses a group and a topic of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupwatch_dev.demo.traffic import create_topic, produce
+from groupwatch_dev.legacy_clients import (
+    COOPERATIVE_VIOLATION,
+    ClientLog,
+    LegacyMembers,
+    available,
+    release_dir,
+)
+from tests.realgroups import dump_consumer_offsets
+
+Records = list[dict[str, Any]]
+
+
+def require_release(version: str) -> None:
+    """Skip without the release (fail under CI, where setup must have fetched it)."""
+    if not available(version):
+        if os.environ.get("CI"):
+            pytest.fail(f"{release_dir(version)} is missing: scripts/setup did not fetch it")
+        pytest.skip(f"kafka-clients {version} not fetched; run scripts/setup")
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """One group's incident on a real old client, and its ground truth."""
+
+    version: str
+    group: str
+    topic: str
+    #: every record of ``__consumer_offsets`` once the incident was over (all groups' records,
+    #: as ``groupwatch analyze`` reads them)
+    records: Records = field(repr=False)
+    #: the clients' own account, from their logs
+    clients: ClientLog = field(repr=False)
+    #: what the member host printed (assignments, fetches, the application's errors), timed
+    transcript: list[tuple[float, str]] = field(repr=False)
+    #: the steps of the run, each with the seconds since it began
+    events: list[str] = field(default_factory=list, repr=False)
+    #: the records while the incident was still going on (None: not taken)
+    records_during: Records | None = field(default=None, repr=False)
+
+    def generations(self, records: Records | None = None) -> list[int]:
+        """The generations of the group's GroupMetadataValue records, in log order."""
+        from groupwatch.detect.decoded import decode_raw
+
+        out = []
+        for line in self.records if records is None else records:
+            d = decode_raw(line)
+            if d.get("record_type") == "group_metadata" and d.get("group") == self.group:
+                value = d.get("value")
+                if value is not None and value.get("members"):
+                    out.append(int(value["generation"]))
+        return out
+
+    def errors(self, text: str = "") -> list[str]:
+        """The application's ``error`` lines (exceptions out of poll) containing ``text``."""
+        return [line for _, line in self.transcript if line.startswith("error ") and text in line]
+
+
+class _Story:
+    """The steps of a run with their times, printed as they happen (pytest shows them when a
+    test fails)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.t0 = time.monotonic()
+        self.events: list[str] = []
+
+    def __call__(self, text: str) -> None:
+        self.events.append(f"{time.monotonic() - self.t0:6.1f}s {text}")
+        print(f"{self.name}: {self.events[-1]}")
+
+
+def _wait(predicate: Callable[[], bool], what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def _fill(broker: str, topic: str, partitions: int, per_partition: int = 10) -> None:
+    create_topic(broker, topic, partitions)
+    produce(broker, topic, [(None, b"r%d" % i) for i in range(partitions * per_partition)])
+
+
+# -- KAFKA-7026: kafka-clients 2.2.2, StickyAssignor ----------------------------------------------
+def reproduce_kafka_7026(broker: str, work: Path, name: str = "legacy-kafka-7026") -> Reproduction:
+    """C1 and C2 share 4 partitions under 2.2.2's StickyAssignor; C1's poll loop stalls past
+    max.poll.interval.ms, its heartbeat thread leaves the group and C2 takes everything; C1
+    polls again and rejoins with user data (V0: no generation) that still lists its old
+    partitions, and the 2.2.2 leader hands those to C1 *and* keeps them on C2."""
+    version = "2.2.2"
+    require_release(version)
+    topic, group = f"{name}-orders", name
+    story = _Story(name)
+    _fill(broker, topic, 4)
+    opts: dict[str, Any] = {"max_poll_interval_ms": 4000, "session_timeout_ms": 6000}
+    with LegacyMembers(broker, version, work / f"{name}-clients.log") as m:
+        m.join("C1", group, [topic], "sticky", **opts)
+        m.wait_covered(["C1"], 4)
+        m.join("C2", group, [topic], "sticky", **opts)
+        m.wait_for(lambda o: len(o.get("C1", ())) == 2 and len(o.get("C2", ())) == 2)
+        story(f"C1 and C2 balanced: {m.assignments()}")
+        m.stall("C1", 9000)  # past max.poll.interval.ms (4 s)
+        m.wait_for(lambda o: len(o.get("C2", ())) == 4, what="C2 to take all 4 partitions")
+        alone = max(m.client_log().members["C2"].assigned)
+        story(f"C1 out, C2 alone in generation {alone}")
+        # C1 polls again and rejoins: wait for both members' assignments of that generation.
+        _wait(
+            lambda: all(
+                max(m.client_log().members[n].assigned, default=0) > alone for n in ("C1", "C2")
+            ),
+            "C1 and C2 to be assigned in the generation after C1's return",
+            60,
+        )
+        # New records, so both consume what they were both given.
+        produce(broker, topic, [(None, b"s%d" % i) for i in range(40)])
+        log = m.client_log().members
+        last = max(log["C1"].assigned)
+        shared = log["C1"].assigned[last] & log["C2"].assigned.get(last, frozenset())
+        story(f"C1 back in generation {last}: {m.assignments()}, shared {sorted(shared)}")
+        _wait(
+            lambda: all(tp in _fetched_since_assigned(m, n) for n in ("C1", "C2") for tp in shared),
+            "both members to fetch the partitions they share",
+            60,
+        )
+        story("both fetched the shared partitions")
+        transcript = m.transcript()
+        clients = m.client_log()
+    records = dump_consumer_offsets(broker)
+    return Reproduction(version, group, topic, records, clients, transcript, story.events)
+
+
+def _fetched_since_assigned(m: LegacyMembers, name: str) -> set[str]:
+    """The partitions ``name`` fetched records of since its latest assignment."""
+    out: set[str] = set()
+    for _, line in m.transcript():
+        if line.startswith(f"assigned {name} "):
+            out.clear()
+        elif line.startswith(f"fetched {name} "):
+            out.add(line.split(" ", 2)[2])
+    return out
+
+
+# -- KAFKA-13406: kafka-clients 3.0.0, cooperative-sticky ------------------------------------------
+def reproduce_kafka_13406(
+    broker: str, work: Path, name: str = "legacy-kafka-13406", stuck_generations: int = 2
+) -> Reproduction:
+    """B and A share 6 partitions under 3.0.0's CooperativeStickyAssignor; A becomes a slow
+    application (poll(0), then 2.5 s of work), so when C joins, A's SyncGroup for that
+    generation arrives after B revoked a partition and started the next rebalance.  A rejoins
+    claiming its partitions with the generation before (its user data's), the leader's
+    assignor drops that stale claim and hands some of them to C while A still lists them, and
+    validateCooperativeAssignment throws in every following leader: generations pass and no
+    GroupMetadataValue is written.  After ``stuck_generations`` refused generations the records
+    are taken (``records_during``); then A leaves and the group completes a generation."""
+    version = "3.0.0"
+    require_release(version)
+    topic, group = f"{name}-orders", name
+    story = _Story(name)
+    _fill(broker, topic, 6)
+    with LegacyMembers(broker, version, work / f"{name}-clients.log") as m:
+        _late_sync(m, group, topic, story)
+
+        def refused() -> list[int]:
+            return sorted({g for mem in m.client_log().members.values() for g in mem.refused})
+
+        _wait(lambda: len(refused()) >= stuck_generations, "leaders to refuse generations", 90)
+        story(f"generations {refused()} refused")
+        during = dump_consumer_offsets(broker)
+        m.leave("A")
+        m.wait_covered(["B", "C"], 6, timeout=90)
+        story(f"A left; B and C own everything: {m.assignments()}")
+        transcript = m.transcript()
+        clients = m.client_log()
+    return Reproduction(
+        version,
+        group,
+        topic,
+        dump_consumer_offsets(broker),
+        clients,
+        transcript,
+        story.events,
+        records_during=during,
+    )
+
+
+def _late_sync(m: LegacyMembers, group: str, topic: str, story: _Story) -> None:
+    """B, then A join (3 partitions each of 6, cooperative-sticky); A turns slow (``poll(0)``,
+    2.5 s of work after each), then C joins.  B hands a partition to C in two steps (revoke,
+    then rejoin at once), so the next rebalance begins before A's SyncGroup of this one."""
+    opts: dict[str, Any] = {"max_poll_interval_ms": 20000, "session_timeout_ms": 6000}
+    m.join("B", group, [topic], "cooperative-sticky", **opts)
+    m.wait_covered(["B"], 6)
+    m.join("A", group, [topic], "cooperative-sticky", poll_ms=0, **opts)
+    m.wait_for(lambda o: len(o.get("A", ())) == 3 and len(o.get("B", ())) == 3)
+    story(f"A and B balanced: {m.assignments()}")
+    m.pace("A", 2500)
+    m.join("C", group, [topic], "cooperative-sticky", **opts)
+
+
+# -- healthy groups on the same releases -----------------------------------------------------------
+def healthy_lifecycle(
+    broker: str, work: Path, version: str, assignor: str, name: str, partitions: int = 6
+) -> Reproduction:
+    """Three members join one by one, one leaves, another restarts (a new client): every
+    rebalance completes, each partition owned once, nobody stalls."""
+    require_release(version)
+    topic, group = f"{name}-orders", name
+    story = _Story(name)
+    _fill(broker, topic, partitions)
+    names: Sequence[str] = ("M0", "M1", "M2")
+    with LegacyMembers(broker, version, work / f"{name}-clients.log") as m:
+        for i, member in enumerate(names):
+            m.join(member, group, [topic], assignor)
+            m.wait_covered(names[: i + 1], partitions)
+            story(f"{member} joined: {m.assignments()}")
+        m.leave("M0")
+        m.wait_covered(["M1", "M2"], partitions)
+        m.leave("M1")
+        m.wait_covered(["M2"], partitions)
+        m.join("M1r", group, [topic], assignor)
+        m.wait_covered(["M2", "M1r"], partitions)
+        transcript = m.transcript()
+        clients = m.client_log()
+        story(f"M0 and M1 left, M1r joined: {m.assignments()}")
+        m.leave("M2")
+        m.leave("M1r")
+    records = dump_consumer_offsets(broker)
+    return Reproduction(version, group, topic, records, clients, transcript, story.events)
+
+
+__all__ = [
+    "COOPERATIVE_VIOLATION",
+    "Reproduction",
+    "healthy_lifecycle",
+    "reproduce_kafka_13406",
+    "reproduce_kafka_7026",
+]
