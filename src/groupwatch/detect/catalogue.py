@@ -159,10 +159,12 @@ CATALOGUE: tuple[Kind, ...] = (
         False,
         "Sticky protocols: the actual assignment differs from what Kafka's current assignor "
         "computes from the same subscriptions. Raised only where the re-run's inputs are known "
-        "to equal the leader's: the leader sends subscription v3 (a 3.5+ client, whose "
-        "assignor is the one re-run), the record is the generation's own assignment (not a "
-        "static member's replacement under the same generation), and no claim was inferred "
-        "stale. The finding names a member, what it got and what the re-run gives.",
+        "to equal the leader's: the leader sends subscription v3 the way Kafka's Java client "
+        "3.5+ does (whose assignor is the one re-run; no empty rack id, cooperative user data "
+        "whose generation is the subscription's), the record is the generation's own "
+        "assignment (not a static member's replacement under the same generation), and no "
+        "claim was inferred stale. The finding names a member, what it got and what the re-run "
+        "gives.",
         ("KAFKA-15170",),
     ),
     Kind(

@@ -126,6 +126,15 @@ def test_a_claimant_that_was_in_the_last_generation_is_not_inferred_stale() -> N
     assert not of(found, "stale_owned_partitions")
 
 
+def test_a_partition_the_last_generation_gave_to_nobody_is_not_inferred() -> None:
+    records = kafka_7026_records()
+    records[2] = _record(3, 60, C2, _member(C2, [], []))
+    found = run(records)
+    (tie,) = of(found, "owned_overlap_without_generation")
+    assert "generation 3, the last completed one, gave it to nobody" in tie.detail
+    assert not of(found, "stale_owned_partitions")
+
+
 def test_the_state_keeps_the_last_completed_generations_as_json() -> None:
     analyzer = Analyzer(DetectorConfig(partitions_per_topic={TOPIC: 1}))
     for line in decoded_lines({"records": kafka_7026_records()[:3]}):
@@ -362,3 +371,42 @@ def test_a_static_replacement_under_the_same_generation_is_not_compared() -> Non
     expected = expected_assignment(snap, {"t": 6})
     assert isinstance(expected, Expected)
     assert dict(expected.assignment) != {m.member_id: frozenset(m.assigned) for m in snap.members}
+
+
+def _coop_v3(mid: str, rack: str | None, ud_generation: int, assigned: list[int]) -> dict[str, Any]:
+    return {
+        "id": mid,
+        "version": 3,
+        "topics": ["t"],
+        "owned": {},
+        "generation_id": 4,
+        "coop": ud_generation,
+        "rack": rack,
+        "assigned": {"t": assigned},
+    }
+
+
+def test_sticky_divergence_tells_other_clients_writing_v3_from_java() -> None:
+    """librdkafka sends an empty rack id, franz-go keeps its own user-data generation: their
+    assignors are their own, so a difference says nothing about the group."""
+
+    def records(rack: str | None, ud_generation: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "group": "coop-v3",
+                "generation": 5,
+                "protocol": "cooperative-sticky",
+                "version": 3,
+                "time": 0,
+                "leader": "A-1",
+                "members": [
+                    _coop_v3("A-1", rack, ud_generation, [2, 3]),
+                    _coop_v3("B-1", rack, ud_generation, [0, 1]),
+                ],
+            }
+        ]
+
+    java = of(run(records(None, 4), {"t": 4}), "sticky_divergence")
+    assert len(java) == 1  # Java-like: compared, and it differs
+    assert not of(run(records("", 4), {"t": 4}), "sticky_divergence")
+    assert not of(run(records(None, 2), {"t": 4}), "sticky_divergence")

@@ -115,6 +115,20 @@ def rerun_comparable(f: Facts) -> str | None:
             f"the leader's subscription v{version} comes from a client older than 3.5, whose "
             "assignor is not the one re-run"
         )
+    # Other clients write v3 too, with assignors of their own (librdkafka's port, franz-go's
+    # balancer); what they write beside it tells them from Kafka's Java client.
+    if leader.rack_id == "":
+        return "the leader sends an empty rack id, which Kafka's Java client never does"
+    if f.cooperative:
+        if leader.user_data_kind != "cooperative-sticky":
+            return "the leader's user data is not the CooperativeStickyAssignor's"
+        if (
+            leader.subscription_generation is not None
+            and leader.user_data_generation != leader.subscription_generation
+        ):
+            # Java sets both from the generation it last synced; a cut-short sync (rare) is
+            # skipped with the clients that keep their own count.
+            return "the leader's user-data generation differs from its subscription's"
     return None
 
 

@@ -57,12 +57,18 @@ def owned_overlap_without_generation(f: Facts) -> list[Finding]:
             continue  # owned_overlap_same_generation
         names = [m.member_id for m in tied]
         previous = f.reading.previous
-        known = (
-            f"; generation {previous.generation}, the last completed one, had all of them "
-            "as members, so it does not tell either"
-            if previous is not None
-            else "; the last completed generation is not known"
-        )
+        if previous is None:
+            known = "; the last completed generation is not known"
+        elif previous.owner(tp) is None:
+            known = (
+                f"; generation {previous.generation}, the last completed one, gave it to "
+                "nobody, so it does not tell either"
+            )
+        else:
+            known = (
+                f"; generation {previous.generation}, the last completed one, had all of them "
+                "as members, so it does not tell either"
+            )
         out.append(
             f.finding(
                 "owned_overlap_without_generation",

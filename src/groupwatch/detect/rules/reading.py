@@ -39,7 +39,7 @@ def generation_text(m: MemberState) -> str:
     if m.user_data_kind == "sticky" and m.user_data_generation is None:
         return "no generation (its StickyAssignor user data v0 carries none)"
     if m.user_data_generation is not None or m.subscription_generation is not None:
-        return "no generation (it sent -1, Kafka's 'no generation')"
+        return "no generation (it sent Kafka's DEFAULT_GENERATION, which stands for none)"
     return "no generation (neither its subscription nor its user data carries one)"
 
 
@@ -54,8 +54,6 @@ class Stale:
 
     reason: str
     inferred_from: int | None = None
-    #: The member the partition belongs to by the reading (or was handed to), if any.
-    rival: str | None = None
 
 
 @dataclass
@@ -93,6 +91,9 @@ def read_claims(snap: GroupSnapshot, previous: AssignedGeneration | None) -> Rea
             r.claimants.setdefault(tp, []).append(m)
     in_previous = frozenset(previous.members) if previous is not None else frozenset()
     for tp, ms in r.claimants.items():
+        if previous is None and len(ms) == 1:
+            r.valid_owner[tp] = ms[0].member_id  # the common case: one claim, nothing to infer
+            continue
         live: list[MemberState] = []
         for m in ms:
             holder = previous.owner(tp) if previous is not None else None
@@ -107,7 +108,6 @@ def read_claims(snap: GroupSnapshot, previous: AssignedGeneration | None) -> Rea
                     f"{previous.generation}, the last completed one, which gave "
                     f"{tp[0]}-{tp[1]} to {holder}",
                     inferred_from=previous.generation,
-                    rival=holder,
                 )
             else:
                 live.append(m)
@@ -125,7 +125,6 @@ def read_claims(snap: GroupSnapshot, previous: AssignedGeneration | None) -> Rea
         for m in live:
             if m is not owner:
                 r.stale[(m.member_id, tp)] = Stale(
-                    f"{owner.member_id} claims it at the higher {short_generation(owner)}",
-                    rival=owner.member_id,
+                    f"{owner.member_id} claims it at the higher {short_generation(owner)}"
                 )
     return r
