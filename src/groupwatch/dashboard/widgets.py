@@ -24,6 +24,7 @@ from groupwatch.notify.kinds import explanation_of
 Tr: Any = html.Tr
 Td: Any = html.Td
 Div: Any = html.Div
+Span: Any = html.Span
 
 #: The ownership matrix shows at most this many rows, and columns of members, at once.
 MATRIX_ROWS = 100
@@ -64,7 +65,7 @@ def grid(frame: pd.DataFrame, table_id: str, cells: dict[str, Any] | None = None
     head = html.Thead(html.Tr([html.Th(c) for c in frame.columns]))
     body = [
         html.Tr([html.Td(cells[c](row) if c in cells else fmt(row[c])) for c in frame.columns])
-        for _, row in frame.iterrows()
+        for row in frame.to_dict("records")
     ]
     if not body:
         body = [html.Tr(html.Td("nothing here (yet)", colSpan=max(1, len(frame.columns))))]
@@ -117,6 +118,110 @@ def findings_table(frame: pd.DataFrame, table_id: str, generation: str = "genera
     return html.Table([html.Thead(head), html.Tbody(rows)], className="grid", id=table_id)
 
 
+def _cell(c: views.Cell) -> tuple[str, str]:
+    """A matrix cell's classes and text."""
+    classes = ["cell"] + [
+        n
+        for n, on in (
+            ("assigned", c.assigned),
+            ("claimed", c.claimed),
+            ("stale", c.stale_claim),
+            ("pending", c.pending),
+            ("target", c.target),
+        )
+        if on
+    ]
+    text = " + ".join(
+        x
+        for x, on in (
+            ("assigned", c.assigned),
+            ("claimed" + (" (stale)" if c.stale_claim else ""), c.claimed),
+            ("pending revocation", c.pending),
+            ("target", c.target),
+        )
+        if on
+    )
+    return " ".join(classes), text
+
+
+def _marks(r: views.MatrixRow) -> tuple[list[str], str]:
+    """A matrix row's marks and its classes."""
+    marks = [
+        x
+        for x, on in (
+            ("OVERLAP", r.overlap),
+            ("withheld", r.withheld),
+            ("unassigned", r.unassigned and not r.withheld),
+            ("contested", r.contested),
+        )
+        if on
+    ]
+    marks += sorted(r.kinds)
+    row_classes = [
+        n
+        for n, on in (
+            ("overlap", r.overlap),
+            ("withheld", r.withheld),
+            ("unassigned", r.unassigned),
+            ("contested", r.contested),
+        )
+        if on
+    ]
+    return marks, " ".join(row_classes)
+
+
+def _ownership_list(
+    m: views.Matrix, shown: list[views.MatrixRow], top: list[Component]
+) -> Component:
+    """The matrix of a group of many members, a row per partition with the members it is
+    with: each a mark of the matrix's cell (same classes, ``data-member``)."""
+    rows = []
+    for r in shown:
+        marks, row_classes = _marks(r)
+        held = []
+        for member, c in sorted(r.cells.items()):
+            classes, text = _cell(c)
+            held.append(Span(f"{member}: {text}", className=classes, **{"data-member": member}))
+        rows.append(
+            Tr(
+                [
+                    html.Th(f"{r.topic}-{r.partition}"),
+                    html.Td(held, className="holders"),
+                    html.Td(", ".join(marks), className="flags"),
+                ],
+                className=row_classes,
+                **{"data-topic": r.topic, "data-partition": str(r.partition)},
+            )
+        )
+    noun = "task" if m.group_type == "streams" else "partition"
+    head = html.Tr([html.Th(noun), html.Th("members (assigned, claimed, pending, target)"),
+                    html.Th("marks")])  # fmt: skip
+    legend = mw.matrix_legend(m.group_type) if modern.is_modern(m.group_type) else _legend()
+    return html.Div(
+        [
+            legend,
+            *top,
+            html.Table(
+                [html.Thead(head), html.Tbody(rows)],
+                className="grid matrix listed",
+                id="ownership-matrix",
+            ),
+        ]
+    )
+
+
+def _legend() -> html.Div:
+    return html.Div(
+        [
+            html.Span("green: assigned"),
+            html.Span("beige: claimed only"),
+            html.Span("dashed: stale claim"),
+            html.Span("red row: assigned to two or more members (overlap)"),
+        ],
+        className="legend",
+    )
+
+
 def _marked(r: views.MatrixRow) -> bool:
     return r.overlap or r.withheld or r.unassigned or r.contested or bool(r.kinds)
 
@@ -126,9 +231,10 @@ def ownership_table(m: views.Matrix, page: int | None = None, href: Any = None) 
     per member, and the marks (overlap, withheld, unassigned, contested, finding kinds).
 
     A group of more than :data:`MATRIX_ROWS` partitions or :data:`MATRIX_MEMBERS` members
-    shows it a page at a time (``href(n)``: page n's link), the marked rows first, with the
-    columns of the members that hold or claim a partition on the page: a 2,000-member group
-    is not a 2,000-column table.  Every member is in the members table."""
+    shows it a page at a time (``href(n)``: page n's link), the marked rows first; a group of
+    more than :data:`MATRIX_MEMBERS` members as a list, each partition with the members that
+    hold, claim or target it (the same marks as the cells): a 2,000-member group is not a
+    2,000-column table.  Every member is in the members table."""
     if not m.members:
         return html.P("No members recorded for this generation.")
     modern_group = modern.is_modern(m.group_type)
@@ -138,21 +244,26 @@ def ownership_table(m: views.Matrix, page: int | None = None, href: Any = None) 
         ordered = [r for r in m.rows if _marked(r)] + [r for r in m.rows if not _marked(r)]
         first, stop, at, pages = page_bounds(len(ordered), page, MATRIX_ROWS)
         rows_all = ordered[first:stop]
-        if len(m.members) > MATRIX_MEMBERS:
-            on_page = {k for r in rows_all for k in r.cells}
-            members = [m_ for m_ in m.members if m_.member_id in on_page]
         noun = "tasks" if m.group_type == "streams" else "partitions"
+        listed = len(m.members) > MATRIX_MEMBERS
         top = [
             html.P(
                 f"{len(m.rows):,} {noun} and {len(m.members):,} members: the marked {noun} "
-                f"come first; the columns are the {len(members):,} members holding or claiming "
-                f"the {noun} on this page (every member is in the members table).",
+                "come first"
+                + (
+                    f"; {MATRIX_MEMBERS:,} members or fewer show as columns, these as the "
+                    "members each partition is with (every member is in the members table)."
+                    if listed
+                    else "."
+                ),
                 className="note",
                 id="matrix-note",
             ),
             pager(href or (lambda n: f"?page={n}"), len(ordered), at, pages, first, stop,
                   noun, "matrix-pager"),
         ]  # fmt: skip
+        if listed:
+            return _ownership_list(m, rows_all, top)
     head = html.Tr(
         [
             html.Th("task" if m.group_type == "streams" else "partition"),
@@ -178,50 +289,9 @@ def ownership_table(m: views.Matrix, page: int | None = None, href: Any = None) 
     for r in rows_all:
         tds = []
         for m_ in members:
-            c = r.cells.get(m_.member_id, views.Cell())
-            classes = ["cell"] + [
-                n
-                for n, on in (
-                    ("assigned", c.assigned),
-                    ("claimed", c.claimed),
-                    ("stale", c.stale_claim),
-                    ("pending", c.pending),
-                    ("target", c.target),
-                )
-                if on
-            ]
-            text = " + ".join(
-                x
-                for x, on in (
-                    ("assigned", c.assigned),
-                    ("claimed" + (" (stale)" if c.stale_claim else ""), c.claimed),
-                    ("pending revocation", c.pending),
-                    ("target", c.target),
-                )
-                if on
-            )
-            tds.append(Td(text, className=" ".join(classes), **{"data-member": m_.member_id}))
-        marks = [
-            x
-            for x, on in (
-                ("OVERLAP", r.overlap),
-                ("withheld", r.withheld),
-                ("unassigned", r.unassigned and not r.withheld),
-                ("contested", r.contested),
-            )
-            if on
-        ]
-        marks += sorted(r.kinds)
-        row_classes = [
-            n
-            for n, on in (
-                ("overlap", r.overlap),
-                ("withheld", r.withheld),
-                ("unassigned", r.unassigned),
-                ("contested", r.contested),
-            )
-            if on
-        ]
+            classes, text = _cell(r.cells.get(m_.member_id, views.Cell()))
+            tds.append(Td(text, className=classes, **{"data-member": m_.member_id}))
+        marks, row_classes = _marks(r)
         rows.append(
             Tr(
                 [
@@ -229,23 +299,11 @@ def ownership_table(m: views.Matrix, page: int | None = None, href: Any = None) 
                     *tds,
                     html.Td(", ".join(marks), className="flags"),
                 ],
-                className=" ".join(row_classes),
+                className=row_classes,
                 **{"data-topic": r.topic, "data-partition": str(r.partition)},
             )
         )
-    legend = (
-        mw.matrix_legend(m.group_type)
-        if modern_group
-        else html.Div(
-            [
-                html.Span("green: assigned"),
-                html.Span("beige: claimed only"),
-                html.Span("dashed: stale claim"),
-                html.Span("red row: assigned to two or more members (overlap)"),
-            ],
-            className="legend",
-        )
-    )
+    legend = mw.matrix_legend(m.group_type) if modern_group else _legend()
     return html.Div(
         [
             legend,

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.express as px  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
+from groupwatch.dashboard import charts, views
 from groupwatch.dashboard import modern_widgets as mw
-from groupwatch.dashboard import views
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
 from groupwatch.dashboard.widgets import (
     SEVERITY_COLOURS,
     badge,
-    empty_fig,
     fmt,
     page_bounds,
     pager,
@@ -138,18 +136,12 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         else over_time()
     )
     fig = (
-        px.bar(
-            over,
-            x="bucket",
-            y="count",
-            color="severity",
-            color_discrete_map=SEVERITY_COLOURS,
-            title="Findings over time",
+        charts.stacked_bars(
+            over, "bucket", "count", "severity", SEVERITY_COLOURS, "Findings over time"
         )
         if not over.empty
-        else empty_fig("Findings over time (none)")
+        else charts.empty("Findings over time (none)", 280)
     )
-    fig.update_layout(height=280, margin={"l": 40, "r": 10, "t": 40, "b": 30})
     return [
         html.H2("Fleet"),
         kpis,

@@ -9,11 +9,10 @@ and partitions a page at a time."""
 from __future__ import annotations
 
 import pandas as pd  # type: ignore[import-untyped]
-import plotly.express as px  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard import modern, views
+from groupwatch.dashboard import charts, modern, views
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
@@ -21,7 +20,6 @@ from groupwatch.dashboard.pages import fleet
 from groupwatch.dashboard.widgets import (
     MEMBERS_PAGE,
     classic_members_table,
-    empty_fig,
     findings_table,
     grid,
     ownership_table,
@@ -80,18 +78,17 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         for g in matrix.generations
     ]
     if tl.empty:
-        fig = empty_fig("Generations")
+        fig = charts.empty("Generations")
     else:
-        fig = px.scatter(
+        fig = charts.bubbles(
             tl,
-            x="time",
-            y="generation",
-            size="member_count",
-            color="event",
-            hover_data=["leader", "joined", "left", "protocol"],
-            title="Generation timeline (size = members)",
+            "time",
+            "generation",
+            tl["member_count"],
+            "event",
+            ["member_count", "leader", "joined", "left", "protocol"],
+            "Generation timeline (size = members)",
         )
-        fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
     gf_gen = views.findings_at(gf, snaps, group, matrix.generation)
     return [
         html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
@@ -138,19 +135,18 @@ def _modern(
         for g in matrix.generations
     ]
     if tl.empty:
-        fig = empty_fig("Group epochs")
+        fig = charts.empty("Group epochs")
     else:
-        fig = px.scatter(
+        fig = charts.bubbles(
             tl,
-            x="time",
-            y="generation",
-            size=tl["member_count"].clip(lower=1),
-            color="event",
-            hover_data=["assignment_epoch", "member_count", "joined", "left"],
-            labels={"generation": "group epoch"},
-            title="Group epoch timeline (size = members)",
+            "time",
+            "generation",
+            tl["member_count"].clip(lower=1),
+            "event",
+            ["assignment_epoch", "member_count", "joined", "left"],
+            "Group epoch timeline (size = members)",
+            y_title="group epoch",
         )
-        fig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
     at = modern.epochs(snaps, group, epoch)
     everyone = memo.get(
         "members-at",

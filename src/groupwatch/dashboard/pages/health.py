@@ -6,13 +6,12 @@ from __future__ import annotations
 import urllib.request
 
 import pandas as pd  # type: ignore[import-untyped]
-import plotly.express as px  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard import views
+from groupwatch.dashboard import charts, views
 from groupwatch.dashboard.filters import Filters
-from groupwatch.dashboard.widgets import badge, empty_fig, grid
+from groupwatch.dashboard.widgets import badge, grid
 from groupwatch.deltaread import DeltaStore
 
 
@@ -20,31 +19,24 @@ def render(store: DeltaStore, f: Filters, metrics_url: str | None = None) -> lis
     """Quarantine, validation results, throughput and, with ``metrics_url``, the live metrics."""
     q = views.quarantine_counts(store.read("quarantine"), f)
     qfig = (
-        px.bar(
-            q,
-            x="error_kind",
-            y="count",
-            color="stage",
-            title="Quarantined records by error kind",
+        charts.stacked_bars(
+            q, "error_kind", "count", "stage", {}, "Quarantined records by error kind"
         )
         if not q.empty
-        else empty_fig("Quarantine (empty)")
+        else charts.empty("Quarantine (empty)")
     )
-    qfig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
     v = views.validation_summary(store.read("validation_results"), f)
     tp = views.throughput(store.read("group_snapshots"), store.read("findings"), f)
     tfig = (
-        px.line(
+        charts.lines(
             tp,
-            x="minute",
-            y=["records", "max_finding_latency_s"],
-            markers=True,
-            title="Group-metadata records per minute; finding latency (s)",
+            "minute",
+            ["records", "max_finding_latency_s"],
+            "Group-metadata records per minute; finding latency (s)",
         )
         if not tp.empty
-        else empty_fig("Throughput (no data)")
+        else charts.empty("Throughput (no data)")
     )
-    tfig.update_layout(height=260, margin={"l": 40, "r": 10, "t": 40, "b": 30})
     out: list[Component] = [
         html.H2("Data health"),
         dcc.Graph(figure=qfig, id="quarantine-chart"),

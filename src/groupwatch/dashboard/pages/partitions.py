@@ -11,17 +11,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pandas as pd  # type: ignore[import-untyped]
-import plotly.express as px  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard import modern, views
+from groupwatch.dashboard import charts, modern, views
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
-from groupwatch.dashboard.widgets import empty_fig, grid, page_bounds, pager
+from groupwatch.dashboard.widgets import grid, page_bounds, pager
 
 #: Intervals per page (table and chart).
-PAGE_SIZE = 200
+PAGE_SIZE = 100
 
 
 def render(memo: Memo, f: Filters) -> list[Component]:
@@ -41,7 +40,7 @@ def render(memo: Memo, f: Filters) -> list[Component]:
     now = pd.Timestamp(datetime.now(UTC))
     hist = hist.assign(type=modern.types(hist).map(modern.label))
     if hist.empty:
-        fig = empty_fig("Ownership over time (nothing matches)")
+        fig = charts.empty("Ownership over time (nothing matches)")
     else:
         plot = hist.assign(
             # one row per (partition, member): two owners at once show as parallel bars
@@ -54,18 +53,14 @@ def render(memo: Memo, f: Filters) -> list[Component]:
             + hist["member_id"],
             until=hist["to_time"].fillna(now),
         )
-        fig = px.timeline(
+        fig = charts.gantt(
             plot,
-            x_start="from_time",
-            x_end="until",
-            y="tp",
-            color="member_id",
-            hover_data=["type", "from_generation", "to_generation", "client_id"],
-            title="Who owned each partition, over time",
-        )
-        fig.update_layout(
-            height=max(260, 40 * plot["tp"].nunique() + 120),
-            margin={"l": 40, "r": 10, "t": 40, "b": 30},
+            "from_time",
+            "until",
+            "tp",
+            "member_id",
+            ["type", "from_generation", "to_generation", "client_id"],
+            "Who owned each partition, over time",
         )
     # A modern group's intervals run from one member epoch to another, a classic group's
     # from one generation to another: the column says which.
