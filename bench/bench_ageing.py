@@ -3,7 +3,7 @@ operation leave them, in one run; and the table-size target over a long live run
 
     .venv/bin/python bench/bench_ageing.py [--batches 60] [--rate 200]
         [--age-versions 3000] [--age-seconds-per-batch 5] [--curve-versions 3000]
-        [--target-batches 0]
+        [--compare-versions 0] [--target-batches 0]
 
 * live, fresh: a local broker, a producer writing ``--rate`` records/s (1% group metadata of
   50-member sticky / cooperative-sticky groups, 99% offset commits, as ``bench_job.py``) stamped
@@ -22,6 +22,9 @@ operation leave them, in one run; and the table-size target over a long live run
 * curve: ``--curve-versions`` ten-row appends to one ``snapshot_date`` partition with delta-rs,
   without upkeep and with it: the median append time per 500 versions (the issue's 18 ms at
   version 30 -> 95 ms at 6,000 measurement, and what upkeep makes of it).
+* compare (``--compare-versions`` > 0): one partition aged four ways in step (no upkeep, the
+  shipped upkeep, removed files not kept, the log cut back too), then appended to in turn, so
+  the machine's load weighs the same on each: append time, log entries, checkpoint size.
 * target (``--target-batches`` > 0): the live job, shipped defaults, 1 s trigger, on a fresh
   root for that many batches; then the most data files of any table and partition in the
   current snapshot (target <= 200) and the most ``_delta_log`` entries (target <= 20,000).
@@ -480,6 +483,74 @@ def curve(work: Path, versions: int, settings: Any) -> dict[str, list[float]]:
     return out
 
 
+def compare(work: Path, versions: int) -> dict[str, dict[str, float]]:
+    """One ``snapshot_date`` partition aged by ``versions`` ten-row appends four ways at once
+    (no upkeep; the shipped upkeep; removed files not kept; and the log cut back after an hour
+    of 5 s commits), then 40 more appends to each in turn, so that the machine's load is the
+    same for all four: median append ms, log entries, newest checkpoint bytes, active files."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from groupwatch.config import UpkeepConfig
+    from groupwatch.deltaread import schema
+
+    table = tables.GROUP_SNAPSHOTS
+    rows = pa.Table.from_pylist(
+        [
+            {
+                **dict.fromkeys(table.column_names),
+                "group": f"g{i}",
+                "generation": 1,
+                "source_offset": i,
+                "snapshot_date": dt.date(2026, 11, 24),
+            }
+            for i in range(10)
+        ]
+    )
+    variants: dict[str, UpkeepConfig | None] = {
+        "no upkeep": None,
+        "shipped upkeep": UpkeepConfig(),
+        "deleted files kept 0 h": UpkeepConfig(deleted_file_retention_hours=0),
+        "and log kept 1 h": UpkeepConfig(deleted_file_retention_hours=0, log_retention_hours=1),
+    }
+    paths = {}
+    for name, settings in variants.items():
+        path = work / "compare" / name.replace(" ", "-")
+        paths[name] = path
+        write_deltalake(
+            str(path),
+            schema(table.name).empty_table(),
+            partition_by=list(table.partition_by),
+            configuration=upkeep.properties(settings or UpkeepConfig()),
+        )
+    for v in range(versions):
+        for name, settings in variants.items():
+            deltawrite.append_once(paths[name], table, rows, AGE_APP, v)
+            if (
+                settings is not None
+                and v % settings.every_n_batches == settings.every_n_batches - 1
+            ):
+                _simulate_clock(paths[name], v + 1, 5.0)
+                upkeep.tidy(paths[name], table, settings, None)
+    times: dict[str, list[float]] = defaultdict(list)
+    for v in range(versions, versions + 40):
+        for name in variants:
+            t = time.perf_counter()
+            deltawrite.append_once(paths[name], table, rows, AGE_APP, v)
+            times[name].append(time.perf_counter() - t)
+    out = {}
+    for name in variants:
+        checkpoints = sorted((paths[name] / "_delta_log").glob("*.checkpoint.parquet"))
+        out[name] = {
+            "append_p50_ms": round(statistics.median(times[name]) * 1000, 1),
+            "log_entries": upkeep.log_entries(paths[name]),
+            "checkpoint_bytes": checkpoints[-1].stat().st_size if checkpoints else 0,
+            "files": len(DeltaTable(str(paths[name])).file_uris()),
+        }
+        log(f"compare at {versions} versions, {name}: {out[name]}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=int, default=60, help="live batches, fresh and aged")
@@ -487,6 +558,7 @@ def main() -> int:
     ap.add_argument("--age-versions", type=int, default=3000)
     ap.add_argument("--age-seconds-per-batch", type=float, default=5.0)
     ap.add_argument("--curve-versions", type=int, default=3000, help="0 = no curve")
+    ap.add_argument("--compare-versions", type=int, default=0, help="0 = no comparison")
     ap.add_argument("--target-batches", type=int, default=0, help="0 = no target run")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
@@ -502,6 +574,8 @@ def main() -> int:
         defaults = config_mod.load(ROOT / "conf" / "local.toml", env={})
         if args.curve_versions:
             report["curve_ms_per_500"] = curve(work, args.curve_versions, defaults.upkeep)
+        if args.compare_versions:
+            report["compare"] = compare(work, args.compare_versions)
         if not (args.batches or args.target_batches):
             return 0
         from groupwatch_dev.broker import LocalBroker
