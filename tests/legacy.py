@@ -56,6 +56,8 @@ class Reproduction:
     events: list[str] = field(default_factory=list, repr=False)
     #: the records while the incident was still going on (None: not taken)
     records_during: Records | None = field(default=None, repr=False)
+    #: the broker's own view of the group then (its DescribeGroups answer; None: not asked)
+    broker_during: dict[str, Any] | None = field(default=None, repr=False)
 
     def generations(self, records: Records | None = None) -> list[int]:
         """The generations of the group's GroupMetadataValue records, in log order."""
@@ -87,6 +89,18 @@ class _Story:
     def __call__(self, text: str) -> None:
         self.events.append(f"{time.monotonic() - self.t0:6.1f}s {text}")
         print(f"{self.name}: {self.events[-1]}")
+
+
+def describe_group(broker: str, group: str) -> dict[str, Any]:
+    """The broker's DescribeGroups answer for ``group`` (state, protocol, members)."""
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=broker)
+    try:
+        answer: dict[str, Any] = admin.describe_groups([group])[group]
+        return answer
+    finally:
+        admin.close()
 
 
 def _wait(predicate: Callable[[], bool], what: str, timeout: float) -> None:
@@ -189,6 +203,8 @@ def reproduce_kafka_13406(
         _wait(lambda: len(refused()) >= stuck_generations, "leaders to refuse generations", 90)
         story(f"generations {refused()} refused")
         during = dump_consumer_offsets(broker)
+        view = describe_group(broker, group)
+        story(f"the broker's view: {view.get('group_state')}, members {len(view['members'])}")
         m.leave("A")
         m.wait_covered(["B", "C"], 6, timeout=90)
         story(f"A left; B and C own everything: {m.assignments()}")
@@ -203,6 +219,7 @@ def reproduce_kafka_13406(
         transcript,
         story.events,
         records_during=during,
+        broker_during=view,
     )
 
 

@@ -175,6 +175,11 @@ def test_kafka_13406_every_leader_refuses_and_generations_skip(kafka_13406: Repr
     # Taken while the group was stuck: the newest record is older than the refused generations.
     assert kafka_13406.records_during is not None
     assert max(kafka_13406.generations(kafka_13406.records_during)) < refused[0]
+    # The broker's own view then: a rebalance in progress, with members.
+    assert kafka_13406.broker_during is not None
+    view = kafka_13406.broker_during
+    assert view["group_state"] in ("PreparingRebalance", "CompletingRebalance"), view
+    assert view["members"], view
     joined = kafka_13406.clients.generations()
     assert set(range(before[-1], after[0] + 1)) <= set(joined), "the clients saw every generation"
 
