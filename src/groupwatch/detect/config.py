@@ -109,10 +109,11 @@ class DetectorConfig:
         ),
     )
     stuck_skipped_after_ms: int = field(
-        default=60_000,
+        default=30_000,
         metadata=_doc(
             "... after at least this long (ms, record time) without a commit or a completed "
-            "generation of the group, which had members and committed offsets before"
+            "generation of the group, which had members and committed offsets before (KAFKA-13406 "
+            "on kafka-clients 3.0.0 skipped 5 generations in 41 s)"
         ),
     )
     stuck_after_ms: int = field(
