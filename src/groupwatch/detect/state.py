@@ -208,17 +208,16 @@ def _bounded(known: Mapping[str, int], topic: str, value: int, limit: int) -> Ma
 
 
 def _commit(state: GroupState, event: OffsetCommit, cfg: DetectorConfig) -> GroupState:
-    """An offset commit: a lower bound on its topic's count, and its topic id."""
+    """An offset commit: a lower bound on its topic's count, and its topic id.
+
+    A commit under a new topic id for a known name would show a re-created topic even with no
+    generation in between, but the job's Python stage does not see every commit (only the
+    first of a batch's commits per partition, and only for groups with other records in the
+    batch): ``analyze`` and the job would disagree, so a re-creation counts only when a
+    generation shows the topic missing (:func:`_missing`).
+    """
     tid = event.topic_id
     known_id = bool(tid) and tid != _ZERO_TOPIC_ID
-    renewed = [old for old, name in state.topic_names.items() if name == event.topic and old != tid]
-    if known_id and renewed and event.time_ms is not None:
-        # The same name under a new topic id: the topic was deleted and re-created, and its
-        # partitions are counted anew from this commit on.
-        names = {k: v for k, v in state.topic_names.items() if k not in renewed}
-        anew = {k: v for k, v in state.inferred_partitions.items() if k != event.topic}
-        gone = _bounded(state.topics_gone, event.topic, event.time_ms, cfg.max_inferred_topics)
-        state = replace(state, topic_names=names, inferred_partitions=anew, topics_gone=gone)
     if event.time_ms is not None or event.topic not in state.topics_gone:
         # A commit of unknown time (the job's hint of earlier commits) cannot be placed after
         # a deletion: it says nothing about the topic that exists now.

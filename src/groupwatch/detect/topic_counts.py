@@ -15,9 +15,8 @@ seen at *T* is a lower bound from *T* on and only an upper bound before *T*.  Co
 (``unassigned_partitions``) needs a lower bound, so an observation judges only generations
 written at or after *T*: a count observed later is never applied to an earlier generation,
 because nothing in ``__consumer_offsets`` says when partitions were added.  An observation
-stops holding when the group's records show the topic deleted (``subscribed_topic_missing``)
-or re-created (an offset commit under a new topic id) after *T*: the new topic's partitions
-are counted anew.
+stops holding when the group's records show the topic deleted after *T*
+(``subscribed_topic_missing``): a re-created topic's partitions are counted anew.
 
 A subscribed topic is **missing** in a generation whose leader assigned none of its partitions,
 when the leader demonstrably had metadata (it assigned other topics), or the topic is known to
