@@ -99,7 +99,7 @@ def committed_group(sasl_broker: tuple[LocalBroker, SaslSsl, str]) -> str:
 
 
 def _run(
-    sasl: SaslSsl, password: str, root: Path, *, timeout: float = 600
+    sasl: SaslSsl, password: str, root: Path, *, timeout: float = 1200
 ) -> subprocess.CompletedProcess[str]:
     toml, export = recipe()
     conf = root / "sasl.toml"
