@@ -159,6 +159,11 @@ def create_app(
         severity: str | None,
         since: str | None,
     ) -> str:
+        # The filter bar is drawn anew with each URL, its button at no clicks: that is not an
+        # Apply, and answering it would drop what the bar does not show (the page numbers).
+        if not _clicks:
+            raise PreventUpdate
+
         def as_int(v: Any) -> int | None:
             return int(v) if isinstance(v, int | float) else None
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 import plotly.express as px  # type: ignore[import-untyped]
-from dash import dcc, html
+from dash import html
 from dash.development.base_component import Component
 
 from groupwatch.dashboard import modern, views
@@ -338,7 +338,7 @@ def pager(
         ("last »", pages, page < pages),
     ):
         links.append(
-            dcc.Link(
+            html.A(
                 label, href=href(to), className=f"pg pg-{to}", id=f"{pid}-{label.strip('«‹›» ')}"
             )
             if on
