@@ -2,7 +2,9 @@
 
 - KAFKA-7026 on kafka-clients 2.2.2 ``StickyAssignor``: two members assigned one partition in
   one generation, by the clients' own logs; ``groupwatch analyze`` and the job raise a critical
-  ``assignment_overlap`` at that generation naming both.
+  ``assignment_overlap`` at that generation naming both, and tell it as it happened: C1's stale
+  claim is inferred (its user data carries no generation), nothing says "generation -1" or "the
+  same generation", and a 2.2.2 leader is not compared with today's assignor.
 - KAFKA-13406 on kafka-clients 3.0.0 cooperative-sticky: every leader refuses its assignment
   ("Assignor supporting the COOPERATIVE protocol violates its requirements"), generations pass
   and ``__consumer_offsets`` skips them.
@@ -10,7 +12,7 @@
   validates): the leader hands a stale claimant's partitions to another member at once, both own
   them until the first learns of it; a critical ``cooperative_revocation_violation`` at that
   generation naming both.
-- Healthy groups on the same releases: nothing above info.
+- Healthy groups on the same releases: nothing above info (2.2.2: nothing at all).
 
 Then ``analyze`` and the job agree finding for finding on all of them.  The reproductions are
 functions of ``tests.legacy`` and fixtures here, so a test of another finding on the same
