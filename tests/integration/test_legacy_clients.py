@@ -2,7 +2,9 @@
 
 - KAFKA-7026 on kafka-clients 2.2.2 ``StickyAssignor``: two members assigned one partition in
   one generation, by the clients' own logs; ``groupwatch analyze`` and the job raise a critical
-  ``assignment_overlap`` at that generation naming both.
+  ``assignment_overlap`` at that generation naming both, and tell it as it happened: C1's stale
+  claim is inferred (its user data carries no generation), nothing says "generation -1" or "the
+  same generation", and a 2.2.2 leader is not compared with today's assignor.
 - KAFKA-13406 on kafka-clients 3.0.0 cooperative-sticky: every leader refuses its assignment
   ("Assignor supporting the COOPERATIVE protocol violates its requirements"), generations pass
   and ``__consumer_offsets`` skips them.
@@ -10,7 +12,7 @@
   validates): the leader hands a stale claimant's partitions to another member at once, both own
   them until the first learns of it; a critical ``cooperative_revocation_violation`` at that
   generation naming both.
-- Healthy groups on the same releases: nothing above info.
+- Healthy groups on the same releases: nothing above info (2.2.2: nothing at all).
 
 Then ``analyze`` and the job agree finding for finding on all of them.  The reproductions are
 functions of ``tests.legacy`` and fixtures here, so a test of another finding on the same
@@ -19,6 +21,7 @@ records is one more assertion.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -152,6 +155,37 @@ def test_kafka_7026_raises_assignment_overlap_naming_both(
             assert sorted(m.split("-", 1)[0] for m in f["members"]) == ["C1", "C2"], (what, f)
 
 
+def test_kafka_7026_is_told_as_it_happened(
+    kafka_7026: Reproduction, legacy_analysis: verdicts.Analysis, legacy_job: verdicts.JobTables
+) -> None:
+    """The stale claim is inferred and said to be; no claim is called "generation -1" or "the
+    same generation"; the 2.2.2 leader's assignments are not compared with today's assignor."""
+    back, shared = overlap_generation(kafka_7026)
+    alone = back - 1  # C2 alone (test_kafka_7026_two_members_consume_one_partition)
+    for what, found in (
+        ("analyze", legacy_analysis.findings[kafka_7026.group]),
+        ("the job", legacy_job.findings[kafka_7026.group]),
+    ):
+        overlaps = [f for f in found if f["kind"] == "assignment_overlap"]
+        assert {f"{f['topic']}-{f['partition']}" for f in overlaps} == shared, what
+        (stale,) = [f for f in found if f["kind"] == "stale_owned_partitions"]
+        assert stale["generation"] == back and stale["member"].startswith("C1-"), (what, stale)
+        detail = stale["detail"]
+        assert "with no generation (its StickyAssignor user data v0 carries none)" in detail
+        assert f"was not a member of generation {alone}, the last completed one" in detail
+        evidence = stale["evidence"]
+        assert evidence["inferred_from_generation"] == alone, (what, evidence)
+        assert {
+            f"{r['topic']}-{p}" for r in evidence["stale"] for p in r["partitions"]
+        } == shared, (what, evidence)
+        honored = [f for f in found if f["kind"] == "stale_claim_honored"]
+        assert {f"{f['topic']}-{f['partition']}" for f in honored} == shared, what
+        assert all(f["member"] == stale["member"] and "got it too" in f["detail"] for f in honored)
+        assert not [f for f in found if f["kind"].startswith("owned_overlap")], what
+        assert not [f["detail"] for f in found if re.search(r"generation -1\b", f["detail"])]
+        assert not [f for f in found if f["kind"] == "sticky_divergence"], what
+
+
 # -- KAFKA-13406 -----------------------------------------------------------------------------------
 def stuck_generations(r: Reproduction) -> list[int]:
     """The clients' own account: the generations whose leader refused its assignment."""
@@ -240,6 +274,14 @@ def test_healthy_old_clients_raise_nothing_above_info(
         assert r.errors() == [] and len(r.generations()) >= 5, r.group
         verdicts.verdict(r.group, about, legacy_analysis.findings.get(r.group, []), "analyze")
         verdicts.job_verdict(r.group, about, legacy_job)
+        if r.version == "2.2.2":
+            # A 2.2.2 leader's assignments are never compared with today's assignor: a healthy
+            # 2.2.2 group raises nothing at all, not even sticky_divergence.
+            for what, found in (
+                ("analyze", legacy_analysis.findings.get(r.group, [])),
+                ("the job", legacy_job.findings.get(r.group, [])),
+            ):
+                assert found == [], (what, [verdicts.describe(f) for f in found])
 
 
 def test_analyze_and_the_job_agree_on_every_legacy_group(
