@@ -87,8 +87,9 @@ def test_group_matrix_marks_the_overlapping_partition(page: Any, dashboard: str)
         assert "Partition ownership, generation 4" in page.inner_text("#page")
         for member in ("C1-1", "C2-1"):
             assert row.query_selector(f'td.cell.assigned[data-member="{member}"]') is not None
-        # The re-run sticky assignor would not have given test-0 to the leader as well.
-        assert "test-0" in page.inner_text("#expected-diff")
+        # The leader is a kafka-clients 2.2.2 StickyAssignor (user data v0, a claim inferred
+        # stale): today's re-run is not comparable with it, so no sticky_divergence and no diff.
+        assert "test-0" not in page.inner_text("#expected-diff")
     finding = page.query_selector('#group-findings tr[data-kind="assignment_overlap"]')
     assert finding is not None
     assert "critical" in finding.inner_text()
