@@ -105,3 +105,21 @@ def test_scenario_raw(path: Path) -> None:
 
     decoded = findings_of(scenario, decoded_lines(scenario))
     assert sorted(map(key, found)) == sorted(map(key, decoded))
+
+
+def test_no_two_scenarios_share_a_group() -> None:
+    """The job's scenario tests mirror every scenario into one topic (topics are namespaced,
+    groups are not): a group name used by two scenarios would make one group of both."""
+    owner: dict[str, str] = {}
+    clashes = []
+    for path in scenario_files():
+        doc = load(path)
+        names = {
+            rec.get("group") or (rec.get("commit") or {}).get("group")
+            for rec in doc["records"]
+            for rec in (rec, rec.get("record") or {})
+        }
+        for group in sorted(g for g in names if g):
+            if owner.setdefault(group, path.stem) != path.stem:
+                clashes.append((group, owner[group], path.stem))
+    assert not clashes

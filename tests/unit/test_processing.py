@@ -152,11 +152,11 @@ def test_a_stuck_rebalance_from_commits_of_earlier_batches_and_the_brokers_view(
     from groupwatch_dev.scenarios.builder import BASE_TIME_MS
 
     records, _ = scenario_records("kinds/rebalance_stuck.json")
-    mine = [r for r in records if r.key is not None and b"kind-stuck" in r.key]
-    mine = [r for r in mine if b"kind-stuck-healthy" not in r.key]
+    mine = [r for r in records if r.key is not None and b"kind-rebalance-stuck" in r.key]
+    mine = [r for r in mine if b"kind-rebalance-stuck-healthy" not in r.key]
     metadata = [r for r in mine if r.key is not None and r.key[:2] == b"\x00\x02"]
     first, last = metadata[0], metadata[-1]
-    group = "kind-stuck"
+    group = "kind-rebalance-stuck"
     detector = load(None, env={}).detect.detector()
 
     def step(
