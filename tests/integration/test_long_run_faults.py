@@ -31,7 +31,9 @@ from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_recor
 from tests.integration.test_crash_safety import _batches_started, _table
 from tests.integration.test_job_scenarios import namespaced
 
-pytestmark = [pytest.mark.broker, pytest.mark.spark]
+# Slow: two job runs on a filled and a freed tmpfs take minutes even on a quiet machine, and the
+# default run's time budget is spent elsewhere; `scripts/test -m slow` runs it.
+pytestmark = [pytest.mark.broker, pytest.mark.spark, pytest.mark.slow]
 
 MIRROR = "faults-mirror"
 RUN_TIMEOUT = 1200.0
