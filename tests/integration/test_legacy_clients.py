@@ -39,10 +39,7 @@ from tests.legacy import (
 )
 from tests.realgroups import dump_consumer_offsets, make_config, run_once
 
-# Slow: the KAFKA-14639 reproduction depends on timing (A and C owning one partition at one
-# moment) and timed out when run after KAFKA-13406 in one session on a loaded machine, failing
-# every test that shares the module's analysis; `scripts/test -m slow` runs it.
-pytestmark = [pytest.mark.broker, pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
 
 @pytest.fixture(scope="module")
