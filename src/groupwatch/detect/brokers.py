@@ -17,7 +17,7 @@ from typing import Any
 from groupwatch.detect.engine import Analyzer
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.model import REBALANCING_STATES, BrokerView
-from groupwatch.detect.partitions import PartitionsError
+from groupwatch.detect.partitions import PartitionsError, admin_client
 
 #: Seconds between ``analyze``'s two looks at a group the first look found rebalancing.
 RECHECK_SECONDS = 5.0
@@ -30,16 +30,7 @@ def describe_groups(
     bootstrap: str, groups: Sequence[str], timeout_ms: int = 15_000
 ) -> dict[str, tuple[str, tuple[str, ...]]]:
     """Each group's state and members as the brokers describe them (DescribeGroups)."""
-    from kafka.admin import KafkaAdminClient
-
-    try:
-        admin = KafkaAdminClient(
-            bootstrap_servers=bootstrap,
-            request_timeout_ms=timeout_ms,
-            client_id="groupwatch-analyze",
-        )
-    except Exception as exc:  # noqa: BLE001 - kafka-python raises many unrelated types
-        raise PartitionsError(f"cannot reach {bootstrap}: {exc}") from exc
+    admin = admin_client(bootstrap, timeout_ms)
     try:
         described: Mapping[str, Any] = admin.describe_groups(list(groups))
     except Exception as exc:  # noqa: BLE001

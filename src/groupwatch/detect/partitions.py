@@ -93,11 +93,8 @@ def load_counts_file(path: str | Path, read_ms: int | None = None) -> StatedCoun
     return parse_stated(doc, now_ms() if read_ms is None else read_ms)
 
 
-def broker_topics(
-    bootstrap: str, timeout_ms: int = 15_000
-) -> tuple[dict[str, int], dict[str, str]]:
-    """Every topic's partition count, and topic id -> name, from the broker's metadata
-    (kafka-python admin client; ids need a broker and client that speak Metadata v10+)."""
+def admin_client(bootstrap: str, timeout_ms: int) -> Any:
+    """analyze's kafka-python admin client; an unreachable broker is a :class:`PartitionsError`."""
     from kafka.admin import KafkaAdminClient
 
     try:
@@ -108,6 +105,15 @@ def broker_topics(
         )
     except Exception as exc:  # noqa: BLE001 - kafka-python raises many unrelated types
         raise PartitionsError(f"cannot reach {bootstrap}: {exc}") from exc
+    return admin
+
+
+def broker_topics(
+    bootstrap: str, timeout_ms: int = 15_000
+) -> tuple[dict[str, int], dict[str, str]]:
+    """Every topic's partition count, and topic id -> name, from the broker's metadata
+    (kafka-python admin client; ids need a broker and client that speak Metadata v10+)."""
+    admin = admin_client(bootstrap, timeout_ms)
     try:
         topics = admin.describe_topics()
     except Exception as exc:  # noqa: BLE001
