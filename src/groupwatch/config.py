@@ -21,12 +21,13 @@ from typing import Any
 from groupwatch import locations
 from groupwatch.detect import partitions
 from groupwatch.detect.config import DetectorConfig
+from groupwatch.errors import GroupwatchError
 
 ENV_PREFIX = "GROUPWATCH_"
 DEFAULT_CONF = Path("conf") / "local.toml"
 
 
-class ConfigError(ValueError):
+class ConfigError(GroupwatchError, ValueError):
     """The configuration cannot be used as given; the message says which key and why."""
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from groupwatch.errors import GroupwatchError
+
 #: Bytes counted per cached group besides its state text (keys, the version's fields).
 ENTRY_OVERHEAD = 200
 
@@ -40,7 +42,7 @@ class Version:
         return ENTRY_OVERHEAD + (len(self.state) if self.state is not None else 0)
 
 
-class OverBudget(Exception):
+class OverBudget(GroupwatchError):
     """The groups' newest state would exceed the cache's budget."""
 
 
