@@ -122,7 +122,15 @@ def section(memo: Memo, group: str, f: Filters) -> list[Component]:
             "partitions",
             "lag-pager",
         ),  # fmt: skip
-        partition_table(ordered.iloc[first:stop]),
+        # The table's components are most of the section's cost (100 rows of cells): kept
+        # per version of partition_lag, like the rows they show.
+        memo.get(
+            "lag-table",
+            ("partition_lag",),
+            lambda: partition_table(ordered.iloc[first:stop]),
+            group,
+            at,
+        ),
     ]
     if memo.store.version("lag_history") is None:
         return out
