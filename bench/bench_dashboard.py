@@ -6,13 +6,14 @@
 Tables: ``--delta-root`` (e.g. the tables ``bench/bench_cluster.py --bench startup --keep``
 left), else ``--groups`` groups written with delta-rs by tests/dashboard/fleet_scenario.py
 (classic groups of 1-6 members, a few critical, KIP-848 groups, and one group of ``--big``
-members with its ownership intervals) into a temporary folder.
+members with its ownership intervals; the lag tables: every partition's lag, some groups
+stopped, a lag history) into a temporary folder.
 
 * server: each page's render in-process (``Pages.render``) on the same tables: the first
   request (reads the tables, computes the per-version aggregates), then ``--repeat`` more
   (same versions), and a refresh's check (the table versions, what the app compares);
   with ``--baseline COMMIT`` the same pages by that commit's code (``git archive`` into a
-  temporary folder, run in a subprocess), ratio after/before.
+  temporary folder, run in a subprocess, the same repeats), ratios after/before.
 * browser: ``groupwatch dashboard`` served on loopback, each page opened in headless Chromium
   and timed from ``goto`` to its content (the page's table or matrix), first and again.
 * memory: the peak RSS of the served dashboard after the pages (VmHWM).
@@ -39,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 #: (name, URL path and query, what shows the page's content).
 PAGES = [
     ("fleet", "/", "#fleet-table tr[data-group]"),
+    ("fleet by lag", "/?sort=lag", "#fleet-table tr[data-group]"),
     ("group (largest)", "/group?group={big}", "#ownership-matrix"),
     ("partition history (largest)", "/partitions?group={big}", "#ownership-table"),
     ("data health", "/health", "#validation-table"),
@@ -174,11 +176,16 @@ def main() -> int:
             ["git", "archive", args.baseline, "src"], cwd=ROOT, capture_output=True, check=True
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-        before = server_times(old / "src", root, 0, [(n, p) for n, p, _ in urls])["pages"]
+        pages = [(n, p) for n, p, _ in urls]
+        before = server_times(old / "src", root, args.repeat, pages)["pages"]
         result["baseline"] = {"commit": args.baseline, "server": before}
         for name, t in before.items():
-            ratio = t["first"] / max(after[name]["again"], 1e-6)
-            log(f"  baseline {name}: {t['first']:.2f}s (x{ratio:,.0f} the new page's request)")
+            again = t["again"] if t["again"] is not None else t["first"]
+            log(
+                f"  baseline {name}: first {t['first']:.2f}s, again {again:.3f}s "
+                f"(after/before: first x{after[name]['first'] / max(t['first'], 1e-6):.2f}, "
+                f"again x{after[name]['again'] / max(again, 1e-6):.2f})"
+            )
     if not args.no_browser:
         result["browser"] = browser_times(root, urls, work)
         log(f"  dashboard memory (VmHWM): {result['browser']['memory_hwm_mb']} MB")

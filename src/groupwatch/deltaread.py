@@ -3,7 +3,8 @@
 The dashboard and the notifier both read the tables the job writes; this module sits below
 both (it imports neither), so the dashboard may use the notifier and never the other way round.
 
-Table names come only from ``groupwatch.tables.TABLES``; nothing a user types reaches a path.
+Table names come only from ``groupwatch.tables.TABLES`` (and the lag contract, ``lag_columns``);
+nothing a user types reaches a path.
 A table that does not exist yet reads as an empty frame with the declared columns, so every
 page renders on a fresh install (before the job has written anything); a column declared after
 a table was written reads as null.  The Arrow types come from the same catalogue's Spark DDL,
@@ -26,7 +27,8 @@ from deltalake.exceptions import DeltaError
 
 from groupwatch import locations
 from groupwatch.config import ConfigError
-from groupwatch.tables import TABLES
+from groupwatch.lag_columns import LAG_TABLES
+from groupwatch.tables import TABLES, Column
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +76,19 @@ def arrow_type(ddl: str) -> pa.DataType:
     raise ValueError(f"unsupported Spark DDL type {ddl!r}")
 
 
+def columns(table: str) -> tuple[Column, ...]:
+    """A table's columns: the catalogue's (``groupwatch.tables``), else the lag contract's
+    (:mod:`groupwatch.lag_columns`: a job that predates lag writes none of its tables)."""
+    if table in TABLES:
+        return TABLES[table].columns
+    if table in LAG_TABLES:
+        return LAG_TABLES[table]
+    raise KeyError(f"unknown table {table!r}")
+
+
 def schema(table: str) -> pa.Schema:
-    """The Arrow schema of one table declared in ``groupwatch.tables``."""
-    return pa.schema([pa.field(c.name, arrow_type(c.ddl)) for c in TABLES[table].columns])
+    """The Arrow schema of one table declared in ``groupwatch.tables`` (or a lag table)."""
+    return pa.schema([pa.field(c.name, arrow_type(c.ddl)) for c in columns(table)])
 
 
 @dataclass
@@ -101,8 +113,7 @@ class DeltaStore:
         self._lock = threading.Lock()
 
     def path(self, table: str) -> Path:
-        if table not in TABLES:
-            raise KeyError(f"unknown table {table!r}")
+        columns(table)  # an unknown name raises KeyError: nothing a user types reaches a path
         return self.root / table
 
     def empty(self, table: str) -> pd.DataFrame:
@@ -149,7 +160,7 @@ class DeltaStore:
             log.warning("cannot read %s: %s", path, exc)
             return self.empty(table)
         frame = arrow.to_pandas()
-        for col in TABLES[table].columns:
+        for col in columns(table):
             # Tables written before a column was declared (the modern-group columns, say) lack
             # it: it reads as null, which every page takes as "classic" / "not known".
             if col.name not in frame:

@@ -4,8 +4,11 @@
 The fleet page must show one page of groups, the critical ones first, not a row per group, and
 come within a few seconds; every group stays reachable (filters, pages); the group page of the
 2,000-member group shows its partitions and members a page at a time, the overlap marked; a
-refresh at the same table versions does not re-render the page.  Screenshots:
-test-artifacts/dashboard-scale-fleet.png and dashboard-scale-group.png.
+refresh at the same table versions does not re-render the page.  Lag (the fixture's lag
+tables): the fleet's lag columns sort by their headers and filter by status; the group page
+lists each partition's lag with its owner and draws lag over time.  Screenshots:
+test-artifacts/dashboard-scale-fleet.png and dashboard-scale-group.png; docs/images/lag-fleet.png
+and lag-group.png (docs/dashboard.md shows them).
 """
 
 from __future__ import annotations
@@ -164,3 +167,82 @@ def test_a_refresh_at_the_same_versions_keeps_the_page(
     # Several refresh ticks: none re-renders the page (the marked element stays).
     page.wait_for_timeout(REFRESH_S * 3 * 1000)
     assert page.query_selector('#fleet-table[data-marked="yes"]') is not None
+
+
+DOCS_IMAGES = ARTIFACTS.parent / "docs" / "images"
+
+
+def test_fleet_lag_columns_sort_and_filter(page: Any, fleet: tuple[str, dict[str, Any]]) -> None:
+    url, facts = fleet
+    page.goto(url + "/")
+    page.wait_for_selector("#fleet-table tr[data-group]", timeout=WAIT_MS)
+    assert page.query_selector("#lag-unknown") is None
+    assert page.inner_text("#kpi-lag b") == str(facts["stopped"] + 1)
+    # The header sorts: most seconds behind first, the lower bound shown as such.
+    page.click("#sort-lag")
+    page.wait_for_selector(
+        f'#fleet-table tbody tr:first-child[data-group="{facts["lag_top"]}"]', timeout=WAIT_MS
+    )
+    assert "sort=lag" in page.url
+    top = rows(page)[0]
+    assert top.get_attribute("data-lag-status") == "lagging"
+    assert top.query_selector("td.lag-seconds").inner_text() == "≥ 1 d 1 h"
+    seconds = [
+        r.query_selector("td.lag-seconds").get_attribute("data-lag-seconds") for r in rows(page)
+    ]
+    assert seconds == sorted(seconds, key=float, reverse=True)
+    # By status: the stopped groups first.
+    page.click("#sort-lag_status")
+    page.wait_for_selector('#fleet-table tbody tr:first-child[data-lag-status="stopped"]',
+                           timeout=WAIT_MS)  # fmt: skip
+    statuses = [r.get_attribute("data-lag-status") for r in rows(page)]
+    assert statuses[: facts["stopped"]] == ["stopped"] * facts["stopped"]
+    assert statuses[facts["stopped"]] == "lagging"
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOCS_IMAGES / "lag-fleet.png"), full_page=False)
+    # The lag status filter (a URL parameter, as the filter bar sets it).
+    page.goto(url + "/?lag=stopped")
+    page.wait_for_selector(f'#fleet-pager[data-total="{facts["stopped"]}"]', timeout=WAIT_MS)
+    assert {r.get_attribute("data-lag-status") for r in rows(page)} == {"stopped"}
+
+
+def test_group_page_lag_table_and_lag_over_time(
+    page: Any, fleet: tuple[str, dict[str, Any]]
+) -> None:
+    url, facts = fleet
+    top = facts["lag_top"]
+    page.goto(f"{url}/group?group={top}")
+    page.wait_for_selector("#lag-partitions tr[data-status]", timeout=WAIT_MS)
+    first = page.query_selector("#lag-partitions tbody tr")
+    assert (first.get_attribute("data-topic"), first.get_attribute("data-partition")) == (
+        f"t-{top}",
+        "0",
+    )
+    assert first.get_attribute("data-status") == "lagging"
+    cells = {
+        c: first.query_selector(f"td.{c}").inner_text()
+        for c in ("lag-records", "lag-seconds", "owner-member", "owner-client", "owner-generation")
+    }
+    assert cells == {
+        "lag-records": "5,000",
+        "lag-seconds": "≥ 1 d 1 h",
+        "owner-member": f"{top}-m0",
+        "owner-client": "client-0",
+        "owner-generation": "3",
+    }
+    page.wait_for_selector("#lag-records-over-time .main-svg", timeout=WAIT_MS)
+    page.wait_for_selector("#lag-seconds-over-time .main-svg", timeout=WAIT_MS)
+    assert page.query_selector_all("#lag-records-over-time .scatterlayer .trace")
+    # A stopped group of several partitions: the stopped one first, for the docs.
+    page.goto(f"{url}/group?group={facts['stopped_group']}")
+    page.wait_for_selector('#lag-partitions tbody tr:first-child[data-status="stopped"]',
+                           timeout=WAIT_MS)  # fmt: skip
+    page.wait_for_selector("#lag-seconds-over-time .main-svg", timeout=WAIT_MS)
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOCS_IMAGES / "lag-group.png"), clip={"x": 0, "y": 0,
+                    "width": 1300, "height": 1200}, full_page=True)  # fmt: skip
+    # The big group's 2,000 partitions, a page at a time.
+    page.goto(f"{url}/group?group={fleet_scenario.BIG}")
+    page.wait_for_selector("#lag-pager", timeout=WAIT_MS)
+    assert page.query_selector("#lag-pager").get_attribute("data-total") == "2000"
+    assert len(page.query_selector_all("#lag-partitions tbody tr")) == 100

@@ -51,6 +51,9 @@ def test_every_sql_file_is_tested() -> None:
         "open_overlaps_now.sql",
         "findings_by_kind_per_day.sql",
         "quarantine_by_error_kind.sql",
+        # tests/dashboard/test_sql_lag.py
+        "lag_per_group_last_day.sql",
+        "owner_of_stopped_partition.sql",
     }
     assert {p.name for p in SQL.glob("*.sql")} == tested
 

@@ -183,3 +183,22 @@ def lines(frame: pd.DataFrame, x: str, ys: list[str], title: str) -> Figure:
         for i, y in enumerate(ys)
     ]
     return {"data": traces, "layout": layout(title, legend={"title": {"text": "variable"}})}
+
+
+def by_series(frame: pd.DataFrame, x: str, y: str, series: str, title: str) -> Figure:
+    """``y`` over time ``x``, a line per value of ``series`` (a topic's lag, say)."""
+    traces = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": str(name),
+            "x": _iso(part[x]),
+            "y": _plain(part[y]),
+            "marker": {"color": PALETTE[i % len(PALETTE)]},
+        }
+        for i, (name, part) in enumerate(frame.groupby(series, sort=True))
+    ]
+    return {
+        "data": traces,
+        "layout": layout(title, legend={"title": {"text": series}}, yaxis={"rangemode": "tozero"}),
+    }

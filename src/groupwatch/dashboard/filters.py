@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlencode
 
 import pandas as pd  # type: ignore[import-untyped]
 
+from groupwatch.lag_columns import STATUS_ORDER
 from groupwatch.notify.kinds import SEVERITIES
 
 #: The ``since`` shorthands offered in the filter bar.
@@ -43,11 +44,15 @@ class Filters:
     name: str | None = None
     type: str | None = None
     health: str | None = None
+    #: The fleet page: groups whose lag status (their worst partition's) is this one.
+    lag: str | None = None
     sort: str | None = None
     #: The page of the page's long list (fleet: groups; group: partitions; history:
     #: intervals), from 1; ``mpage``: the group page's members.
     page: int | None = None
     mpage: int | None = None
+    #: The group page's lag table.
+    lpage: int | None = None
     #: Parameters that were present but rejected, for the page to say so.
     rejected: tuple[str, ...] = field(default=(), compare=False)
 
@@ -81,9 +86,11 @@ class Filters:
                 ("name", f.name),
                 ("type", f.type),
                 ("health", f.health),
+                ("lag", f.lag),
                 ("sort", f.sort),
                 ("page", f.page),
                 ("mpage", f.mpage),
+                ("lpage", f.lpage),
             )
             if v is not None and v != ""
         ]
@@ -101,14 +108,26 @@ _FLEET_ONLY: dict[str, object] = {
     "name": None,
     "type": None,
     "health": None,
+    "lag": None,
     "sort": None,
     "page": None,
     "mpage": None,
+    "lpage": None,
 }
 #: The fleet page's choices (a value outside them is rejected like any other).
 TYPES = ("classic", "consumer", "streams", "share")
 HEALTHS = (*SEVERITIES, "ok", "deleted")
-SORT_NAMES = ("attention", "group", "members", "rebalances", "last_seen")
+SORT_NAMES = (
+    "attention",
+    "group",
+    "members",
+    "rebalances",
+    "last_seen",
+    "lag",
+    "lag_records",
+    "lag_status",
+)
+LAG_STATUSES = STATUS_ORDER
 
 
 def _text(value: str) -> str | None:
@@ -141,12 +160,14 @@ def parse(search: str | None) -> Filters:
             parsed = _text(value)
         elif key in ("partition", "generation"):
             parsed = int(value) if re.fullmatch(r"-?\d{1,9}", value.strip()) else None
-        elif key in ("page", "mpage"):
+        elif key in ("page", "mpage", "lpage"):
             parsed = int(value) if re.fullmatch(r"[1-9]\d{0,8}", value.strip()) else None
         elif key == "type":
             parsed = value if value in TYPES else None
         elif key == "health":
             parsed = value if value in HEALTHS else None
+        elif key == "lag":
+            parsed = value if value in LAG_STATUSES else None
         elif key == "sort":
             parsed = value if value in SORT_NAMES else None
         elif key == "severity":

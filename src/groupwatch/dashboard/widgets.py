@@ -48,6 +48,22 @@ def badge(severity: str) -> html.Span:
     return html.Span(severity, className=f"badge sev-{severity}")
 
 
+#: The colour class of each lag status (``app.py``'s style sheet).
+LAG_CLASSES = {
+    "stopped": "sev-error",
+    "stalled": "sev-error",
+    "rewound": "sev-warning",
+    "lagging": "sev-warning",
+    "ok": "sev-ok",
+    "idle": "sev-deleted",
+}
+
+
+def lag_badge(status: str) -> html.Span:
+    """A lag status as a coloured badge."""
+    return html.Span(status, className=f"badge lag-{status} {LAG_CLASSES.get(status, 'sev-info')}")
+
+
 def fmt(value: Any) -> str:
     """A cell as text: blank for null, timestamps to the second, whole floats as ints."""
     if value is None or (not isinstance(value, list | dict) and pd.isna(value)):

@@ -43,7 +43,13 @@ def run(args: argparse.Namespace) -> int:
         while True:
             findings = store.read("findings").to_dict("records")
             snapshots = store.read("group_snapshots").to_dict("records")
-            events = notifier.process(findings, snapshots)
+            # The whole partition_lag table resolves lag alerts; none before the job writes it.
+            lag = (
+                store.read("partition_lag").to_dict("records")
+                if store.version("partition_lag") is not None
+                else None
+            )
+            events = notifier.process(findings, snapshots, lag, whole_lag=True)
             firing = sum(1 for e in events if e.status == "firing")
             print(
                 f"notify: {firing} new alert(s), {len(events) - firing} resolved, "

@@ -1,4 +1,5 @@
-"""Alerts from findings: one per finding id, resolved by a later healthy generation.
+"""Alerts from findings: one per finding id, resolved by a later healthy generation (a lag
+finding: when its partition's lag status ends).
 
 The streaming job calls ``Notifier(config).process(findings_rows, snapshot_rows)`` once per
 micro-batch with the rows it just wrote (dicts, or Spark ``Row`` objects).  A finding that
@@ -6,6 +7,12 @@ matches a rule fires an alert once, whatever how often it is seen; the alert res
 later generation of the same group arrives with no matching finding, or the group is deleted.
 Findings of a snapshot must come in the same call as the snapshot (the job writes them in the
 same batch), else that generation counts as healthy.
+
+A lag finding (``consumer_stopped``, ``consumer_stalled``, ``offset_rewound``,
+``consumer_lagging``) is about a partition's state, not a generation: a rebalance does not end
+a stop.  Its alert resolves when ``partition_lag`` rows passed to :meth:`Notifier.process` show
+its partition in another status (or, given the whole table, no longer there: its offsets were
+deleted), or when the group is deleted.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from groupwatch.notify.delivery import WebhookSender
-from groupwatch.notify.kinds import explanation_of, rank
+from groupwatch.notify.kinds import LAG_STATUS, explanation_of, rank
 from groupwatch.notify.routing import NotifierConfig
 
 log = logging.getLogger("groupwatch.alerts")
@@ -33,6 +40,17 @@ RUNBOOK = (
     "Open the dashboard link, check which members share or claim the partition, and "
     "restart the stale member (or the whole group) if two consumers process it."
 )
+#: A lag alert's runbook: what to look at first on the owner named in the alert.
+LAG_RUNBOOKS = {
+    "consumer_stopped": "Check the owner (member, client, host in the alert): is the process "
+    "alive, paused or hung? Restart it; the partition is reassigned once it leaves the group.",
+    "consumer_stalled": "The owner commits without moving: look in its logs for a record it "
+    "keeps failing on (a poison message, a retry loop) and skip or fix it.",
+    "offset_rewound": "Someone or something moved the offset back: check resets and seeks on "
+    "the owner; the records after the new offset are consumed again.",
+    "consumer_lagging": "The owner is slower than the producers: add consumers (up to the "
+    "partitions), speed up processing, or check the owner's host for contention.",
+}
 
 
 @dataclass
@@ -51,6 +69,9 @@ class Alert:
     starts_at: str
     ends_at: str
     link: str
+    #: A lag finding's owner beyond its member id (from the finding's evidence).
+    owner_client: str | None = None
+    owner_host: str | None = None
 
 
 def _row(obj: Any) -> Mapping[str, Any]:
@@ -68,6 +89,38 @@ def _opt_int(v: Any) -> int | None:
         return None if v is None or v != v else int(v)
     except (TypeError, ValueError):
         return None
+
+
+def _opt_str(v: Any) -> str | None:
+    return None if v is None or v != v or v == "" else str(v)
+
+
+def _evidence(value: Any) -> dict[str, Any]:
+    """A finding's evidence (JSON text, or already a mapping); ``{}`` when unreadable."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if not isinstance(value, str) or not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def where(a: Alert) -> str:
+    """Which partition and owner a lag alert is about, as people read it:
+    ``orders-3, owned by member consumer-2-8f (client billing-2, host /10.0.3.7) at
+    generation 41``; nobody owns it: ``orders-3, owned by no member``."""
+    part = f"{a.topic}-{a.partition}" if a.topic is not None else "?"
+    if not a.member:
+        return f"{part}, owned by no member"
+    more = ", ".join(
+        x for x in (f"client {a.owner_client}" if a.owner_client else "",
+                    f"host {a.owner_host}" if a.owner_host else "") if x
+    )  # fmt: skip
+    gen = f" at generation {a.generation}" if a.generation is not None else ""
+    return f"{part}, owned by member {a.member}" + (f" ({more})" if more else "") + gen
 
 
 def _now() -> str:
@@ -90,9 +143,17 @@ class Notifier:
 
     # -- the API the job calls --------------------------------------------------------------
     def process(
-        self, findings_rows: Iterable[Any], snapshot_rows: Iterable[Any] = ()
+        self,
+        findings_rows: Iterable[Any],
+        snapshot_rows: Iterable[Any] = (),
+        lag_rows: Iterable[Any] | None = None,
+        *,
+        whole_lag: bool = False,
     ) -> list[Alert]:
-        """New firing and resolved alerts for these rows; delivered in the background."""
+        """New firing and resolved alerts for these rows; delivered in the background.
+
+        ``lag_rows``: ``partition_lag`` rows (of the groups the batch judged, or the whole table
+        with ``whole_lag``: then a lag alert whose partition is not in it resolves too)."""
         events: list[Alert] = []
         for raw in findings_rows:
             f = _row(raw)
@@ -105,7 +166,9 @@ class Notifier:
                 continue
             alert = self._alert(f, rule.name)
             self._active.setdefault(alert.group, {})[fid] = alert
-            if alert.generation is not None:
+            # A lag finding's generation is its owner's: it says nothing of the generation's
+            # assignment, so it neither marks it bad nor is resolved by a later one.
+            if alert.generation is not None and alert.kind not in LAG_STATUS:
                 self._bad.setdefault(alert.group, set()).add(alert.generation)
             events.append(alert)
         snaps = [_row(s) for s in snapshot_rows]
@@ -117,6 +180,8 @@ class Notifier:
         )
         for s in snaps:
             events += self._resolve(s)
+        if lag_rows is not None:
+            events += self._resolve_lag([_row(r) for r in lag_rows], whole_lag)
         if events:
             self._emit(events)
         return events
@@ -137,6 +202,34 @@ class Notifier:
         while len(self._seen) > _MAX_SEEN:
             self._seen.popitem(last=False)
 
+    def _resolve_lag(self, rows: list[Mapping[str, Any]], whole: bool) -> list[Alert]:
+        """Lag alerts whose partition's status in ``rows`` is no longer theirs."""
+        status = {
+            (str(r.get("group")), str(r.get("topic")), _opt_int(r.get("partition"))): r.get(
+                "status"
+            )
+            for r in rows
+        }
+        out = []
+        for group, open_ in list(self._active.items()):
+            for fid, a in list(open_.items()):
+                want = LAG_STATUS.get(a.kind)
+                if want is None:
+                    continue
+                key = (group, str(a.topic), a.partition)
+                if key in status:
+                    if status[key] == want:
+                        continue
+                elif not whole:
+                    continue
+                open_.pop(fid)
+                a.status, a.ends_at = "resolved", _now()
+                out.append(a)
+            if not open_:
+                self._active.pop(group, None)
+                self._bad.pop(group, None)
+        return out
+
     def _link(self, group: str, generation: int | None) -> str:
         q = [("group", group)] + (
             [("generation", str(generation))] if generation is not None else []
@@ -146,11 +239,21 @@ class Notifier:
     def _alert(self, f: Mapping[str, Any], rule: str) -> Alert:
         group = str(f.get("group") or "")
         gen = _opt_int(f.get("generation"))
+        kind = str(f.get("kind") or "")
+        owner: dict[str, Any] = {}
+        if kind in LAG_STATUS:
+            ev = _evidence(f.get("evidence"))
+            owner = {
+                "owner_client": _opt_str(ev.get("owner_client")),
+                "owner_host": _opt_str(ev.get("owner_host")),
+            }
+            # The owner's generation (or member epoch) when the finding does not carry one.
+            gen = gen if gen is not None else _opt_int(ev.get("owner_generation"))
         return Alert(
             finding_id=str(f["finding_id"]),
             rule=rule,
             status="firing",
-            kind=str(f.get("kind") or ""),
+            kind=kind,
             severity=str(f.get("severity") or "warning"),
             group=group,
             generation=gen,
@@ -160,7 +263,9 @@ class Notifier:
             member=f.get("member"),
             starts_at=_now(),
             ends_at=ZERO_TIME,
-            link=self._link(group, gen),
+            # A lag alert links to the group as it is now (its lag table), not a generation.
+            link=self._link(group, None if kind in LAG_STATUS else gen),
+            **owner,
         )
 
     def _resolve(self, s: Mapping[str, Any]) -> list[Alert]:
@@ -174,7 +279,11 @@ class Notifier:
         elif gen is None or gen in self._bad.get(group, set()):
             return []
         else:
-            done = [fid for fid, a in open_.items() if a.generation is None or a.generation < gen]
+            done = [
+                fid
+                for fid, a in open_.items()
+                if a.kind not in LAG_STATUS and (a.generation is None or a.generation < gen)
+            ]
         out = []
         for fid in done:
             a = open_.pop(fid)
@@ -193,6 +302,20 @@ class Notifier:
                     if a.status == "resolved"
                     else (logging.ERROR if rank(a.severity) == 0 else logging.WARNING)
                 )
+                if a.kind in LAG_STATUS:
+                    log.log(
+                        level,
+                        "[%s] %s %s/%s group=%s partition %s: %s %s",
+                        a.status.upper(),
+                        a.rule,
+                        a.severity,
+                        a.kind,
+                        a.group,
+                        where(a),
+                        a.detail,
+                        a.link,
+                    )
+                    continue
                 log.log(
                     level,
                     "[%s] %s %s/%s group=%s generation=%s: %s %s",
@@ -244,6 +367,12 @@ def _text(events: list[Alert]) -> str:
             if a.status == "resolved"
             else (":rotating_light: " + a.severity.upper())
         )
+        if a.kind in LAG_STATUS:
+            lines.append(
+                f"{icon} *{a.kind}* in group `{a.group}`, partition {where(a)}: "
+                f"{a.detail} <{a.link}|dashboard>"
+            )
+            continue
         lines.append(
             f"{icon} *{a.kind}* in group `{a.group}` generation {a.generation}: "
             f"{a.detail} <{a.link}|dashboard>"
@@ -270,6 +399,8 @@ def payload(events: list[Alert], config: NotifierConfig, fmt: str) -> dict[str, 
                 ("topic", a.topic),
                 ("partition", a.partition),
                 ("member", a.member),
+                ("owner_client", a.owner_client),
+                ("owner_host", a.owner_host),
                 ("finding_id", a.finding_id),
             )
             if v is not None
@@ -279,9 +410,9 @@ def payload(events: list[Alert], config: NotifierConfig, fmt: str) -> dict[str, 
                 "status": a.status,
                 "labels": labels,
                 "annotations": {
-                    "summary": a.detail,
+                    "summary": f"{a.detail} ({where(a)})" if a.kind in LAG_STATUS else a.detail,
                     "description": explanation_of(a.kind),
-                    "runbook": RUNBOOK,
+                    "runbook": LAG_RUNBOOKS.get(a.kind, RUNBOOK),
                     "dashboard": a.link,
                 },
                 "startsAt": a.starts_at,

@@ -14,7 +14,14 @@ import pandas as pd  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard.filters import HEALTHS, SORT_NAMES, TYPES, WINDOWS, Filters
+from groupwatch.dashboard.filters import (
+    HEALTHS,
+    LAG_STATUSES,
+    SORT_NAMES,
+    TYPES,
+    WINDOWS,
+    Filters,
+)
 from groupwatch.dashboard.memo import Memo
 from groupwatch.dashboard.pages import fleet, group, health, partitions
 from groupwatch.deltaread import DeltaStore
@@ -29,6 +36,8 @@ _PAGE_TABLES = (
     "partition_ownership",
     "quarantine",
     "validation_results",
+    "partition_lag",
+    "lag_history",
 )
 
 
@@ -73,6 +82,11 @@ class Pages:
             field("type", dcc.Dropdown(opts(list(TYPES)), f.type, id="f-type"), path == "/"),
             field(
                 "health", dcc.Dropdown(opts(list(HEALTHS)), f.health, id="f-health"), path == "/"
+            ),
+            field(
+                "lag status",
+                dcc.Dropdown(opts(list(LAG_STATUSES)), f.lag, id="f-lag"),
+                path == "/",
             ),
             field(
                 "order",

@@ -15,17 +15,21 @@ from dash.development.base_component import Component
 from groupwatch.dashboard import charts, views
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
+from groupwatch.dashboard.frames import is_null
 from groupwatch.dashboard.memo import Memo
+from groupwatch.dashboard.views import lag
 from groupwatch.dashboard.widgets import (
     SEVERITY_COLOURS,
     badge,
     fmt,
+    lag_badge,
     page_bounds,
     pager,
 )
 
-#: Untyped alias: Dash accepts ``data-*`` attributes as keyword arguments; its stubs do not.
+#: Untyped aliases: Dash accepts ``data-*`` attributes as keyword arguments; its stubs do not.
 Tr: Any = html.Tr
+Td: Any = html.Td
 #: Groups per page.
 PAGE_SIZE = 50
 _FLEET_TABLES = ("group_snapshots", "findings", "member_assignments")
@@ -51,11 +55,53 @@ def topics(memo: Memo) -> Any:
     )
 
 
+def group_lag(memo: Memo) -> Any:
+    """Each group's lag (:func:`lag.group_lag`), once per version of ``partition_lag``;
+    ``None`` while the table does not exist (a job that predates lag): not known."""
+    if memo.store.version("partition_lag") is None:
+        return None
+    return memo.get(
+        "group-lag", ("partition_lag",), lambda: lag.group_lag(memo.read("partition_lag"))
+    )
+
+
 def table(memo: Memo, f: Filters) -> Any:
     """Every group matching ``f`` in the page's order (default: needing attention first)."""
     return views.fleet_rows(
-        base(memo), memo.read("group_snapshots"), memo.read("findings"), topics(memo), f
+        base(memo),
+        memo.read("group_snapshots"),
+        memo.read("findings"),
+        topics(memo),
+        f,
+        group_lag=group_lag(memo),
     )
+
+
+def lag_cells(r: dict[str, Any], known: bool) -> list[Component]:
+    """A fleet row's lag cells: records, seconds (``≥`` for a lower bound), status; blank
+    with a note when the group has no committed offset in ``partition_lag``."""
+    status = r["lag_status"]
+    if is_null(status):
+        why = "no lag table yet" if not known else "no committed offset seen"
+        return [
+            Td("", className="lag-records", **{"data-lag-records": ""}),
+            Td("", className="lag-seconds", **{"data-lag-seconds": ""}),
+            Td(html.Span("unknown", className="lag lag-unknown", title=why), className="lag"),
+        ]
+    rec, sec = r["lag_records"], r["lag_seconds"]
+    return [
+        Td(
+            "" if is_null(rec) else f"{int(rec):,}",
+            className="lag-records",
+            **{"data-lag-records": "" if is_null(rec) else str(int(rec))},
+        ),
+        Td(
+            lag.duration(sec, r["lag_seconds_at_least"]),
+            className="lag-seconds",
+            **{"data-lag-seconds": "" if is_null(sec) else f"{float(sec):.3f}"},
+        ),
+        Td(lag_badge(str(status)), className="lag"),
+    ]
 
 
 def render(memo: Memo, f: Filters) -> list[Component]:
@@ -66,6 +112,8 @@ def render(memo: Memo, f: Filters) -> list[Component]:
     first, stop, at, pages = page_bounds(len(everything), f.page, PAGE_SIZE)
     shown = everything.iloc[first:stop]
     crit = int((everything["health"] == "critical").sum())
+    known = memo.store.version("partition_lag") is not None
+    behind = int(everything["lag_status"].isin(lag.ALERTING).sum())
     kpis = html.Div(
         [
             html.Div([html.B(f"{len(everything):,}"), "groups"], className="kpi", id="kpi-groups"),
@@ -73,6 +121,11 @@ def render(memo: Memo, f: Filters) -> list[Component]:
             html.Div(
                 [html.B(f"{int(everything['open_findings'].sum()):,}"), "open findings"],
                 className="kpi",
+            ),
+            html.Div(
+                [html.B(f"{behind:,}" if known else "?"), "lagging, stalled or stopped"],
+                className="kpi",
+                id="kpi-lag",
             ),
         ],
         className="kpis",
@@ -103,8 +156,14 @@ def render(memo: Memo, f: Filters) -> list[Component]:
                             "warning",
                         )
                     ],
+                    *lag_cells(r, known),
                 ],
-                **{"data-group": r["group"], "data-health": r["health"], "data-type": gtype},
+                **{
+                    "data-group": r["group"],
+                    "data-health": r["health"],
+                    "data-type": gtype,
+                    "data-lag-status": "" if is_null(r["lag_status"]) else str(r["lag_status"]),
+                },
             )
         )
     head = html.Tr(
@@ -122,6 +181,18 @@ def render(memo: Memo, f: Filters) -> list[Component]:
                 "open findings",
                 "critical (window)",
                 "warning (window)",
+            )
+        ]
+        + [
+            # Lag headers order the table by themselves (the order control does the same).
+            html.Th(
+                dcc.Link(name, href=f.href("", sort=order, page=None), id=f"sort-{order}"),
+                className="sortable" + (" sorted" if f.sort == order else ""),
+            )
+            for name, order in (
+                ("lag (records)", "lag_records"),
+                ("lag (time)", "lag"),
+                ("lag status", "lag_status"),
             )
         ]
     )
@@ -146,6 +217,18 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         html.H2("Fleet"),
         kpis,
         html.H3("Groups, those needing attention first"),
+        *(
+            []
+            if known
+            else [
+                html.P(
+                    "Lag not yet known: the job has not written the partition_lag table "
+                    "(a job from before lag, or its first poll of the brokers is still to come).",
+                    className="note",
+                    id="lag-unknown",
+                )
+            ]
+        ),
         pager(
             lambda n: f.href("", page=n),
             len(everything),
@@ -159,7 +242,7 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         html.Table(
             [
                 html.Thead(head),
-                html.Tbody(rows or [html.Tr(html.Td("no groups seen yet", colSpan=11))]),
+                html.Tbody(rows or [html.Tr(html.Td("no groups seen yet", colSpan=14))]),
             ],
             className="grid",
             id="fleet-table",

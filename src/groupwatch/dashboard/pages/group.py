@@ -12,7 +12,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard import charts, modern, views
+from groupwatch.dashboard import charts, lag_widgets, modern, views
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
@@ -94,6 +94,7 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
         dcc.Graph(figure=fig, id="timeline"),
         html.Details([html.Summary("Generation table"), grid(tl, "timeline-table")]),
+        *lag_widgets.section(memo, group, f),
         html.H3(f"Partition ownership, generation {matrix.generation}"),
         html.Div(["generations: ", *gen_links]),
         ownership_table(
@@ -166,6 +167,7 @@ def _modern(
         *out,
         dcc.Graph(figure=fig, id="timeline"),
         html.Details([html.Summary("Group epoch table"), grid(tl, "timeline-table")]),
+        *lag_widgets.section(memo, group, f),
         html.H3(f"Members at group epoch {epoch}"),
         html.Div(["group epochs: ", *links]),
         pager(

@@ -17,6 +17,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from groupwatch.dashboard import modern
 from groupwatch.dashboard.filters import Filters, in_window
 from groupwatch.dashboard.frames import is_null
+from groupwatch.dashboard.views import lag
 from groupwatch.notify.kinds import HEALTHY, SEVERITIES, rank
 
 #: The columns of :func:`fleet`'s rows.
@@ -35,6 +36,7 @@ COLUMNS = [
     "error",
     "warning",
     "info",
+    *lag.GROUP_COLUMNS,
 ]
 #: What depends on the tables only (:func:`fleet_base`).
 BASE_COLUMNS = [
@@ -59,6 +61,11 @@ SORTS: dict[str, tuple[list[str], list[bool]]] = {
     "members": (["member_count", "group"], [False, True]),
     "rebalances": (["rebalances_last_hour", "group"], [False, True]),
     "last_seen": (["last_seen", "group"], [False, True]),
+    # Lag: most seconds behind first (then records); by status: the worst first. Groups whose
+    # lag is not known go last.
+    "lag": (["lag_seconds", "lag_records", "group"], [False, False, True]),
+    "lag_records": (["lag_records", "lag_seconds", "group"], [False, False, True]),
+    "lag_status": (["_lag_k", "lag_seconds", "lag_records", "group"], [True, False, False, True]),
 }
 _WINDOW_SEVERITIES = ("critical", "error", "warning", "info")
 
@@ -254,12 +261,14 @@ def fleet_rows(
     topics: pd.DataFrame,
     filters: Filters,
     now: datetime | None = None,
+    group_lag: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """:func:`fleet_base`'s rows that match ``filters`` (group, name, type, health, topic,
-    severity, window), with the window's counts, in the filters' order (default: needing
+    """:func:`fleet_base`'s rows that match ``filters`` (group, name, type, health, lag status,
+    topic, severity, window), with the window's counts and the groups' lag
+    (:func:`lag.group_lag`; ``None``: not known), in the filters' order (default: needing
     attention first)."""
     now = now or datetime.now(UTC)
-    out = base
+    out = lag.with_group_lag(base, group_lag)
     if filters.group:
         out = out[out["group"] == filters.group]
     if filters.name:
@@ -268,6 +277,8 @@ def fleet_rows(
         out = out[out["group_type"] == filters.type]
     if filters.health:
         out = out[out["health"] == filters.health]
+    if filters.lag:
+        out = out[out["lag_status"] == filters.lag]
     if filters.topic:
         out = out[out["group"].isin(topics.loc[topics["topic"] == filters.topic, "group"])]
     if filters.severity:
@@ -283,8 +294,9 @@ def fleet_rows(
     for sev in _WINDOW_SEVERITIES:
         out[sev] = out["group"].map(counts[sev]).fillna(0).astype("int64")
     out["_k"] = out["health"].map(lambda h: rank(h) if h != "deleted" else 99)
+    out["_lag_k"] = lag.status_ranks(out["lag_status"])
     by, ascending = SORTS.get(filters.sort or "attention", SORTS["attention"])
-    out = out.sort_values(by, ascending=ascending, kind="stable")
+    out = out.sort_values(by, ascending=ascending, kind="stable", na_position="last")
     return out[COLUMNS].reset_index(drop=True)
 
 
