@@ -178,36 +178,92 @@ def _fetched_since_assigned(m: LegacyMembers, name: str) -> set[str]:
 
 
 # -- KAFKA-13406: kafka-clients 3.0.0, cooperative-sticky ------------------------------------------
+#: The leader's session timeout in the KAFKA-13406 run: 3.0's default (KIP-735).  A leader whose
+#: assignor throws rejoins every 100 ms and heartbeats in between no more: with the others' 6 s
+#: the brokers removed it 6 s into the generation (its next JoinGroup: "not aware of this
+#: member"), and picked the next leader from their member map, any member: in the clients'
+#: logs, A, the stale claimant, then led a generation and threw in its turn.  A member removed
+#: for its session gives up its partitions as lost, so a removed stale claimant takes its stale
+#: claim with it, and the run healed by itself after 2 or 3 refused generations.  Kept as
+#: leader, B refuses every generation for as long as A's claim is stale.
+LEADER_SESSION_MS = 45_000
+
+
 def reproduce_kafka_13406(
-    broker: str, work: Path, name: str = "legacy-kafka-13406", stuck_generations: int = 2
+    broker: str,
+    work: Path,
+    name: str = "legacy-kafka-13406",
+    refused_generations: int = 4,
+    silent_seconds: float = 12.0,
+    attempts: int = 4,
 ) -> Reproduction:
     """B and A share 6 partitions under 3.0.0's CooperativeStickyAssignor; A becomes a slow
     application (poll(0), then 2.5 s of work), so when C joins, A's SyncGroup for that
     generation arrives after B revoked a partition and started the next rebalance.  A rejoins
     claiming its partitions with the generation before (its user data's), the leader's
     assignor drops that stale claim and hands some of them to C while A still lists them, and
-    validateCooperativeAssignment throws in every following leader: generations pass and no
-    GroupMetadataValue is written.  After ``stuck_generations`` refused generations the records
-    are taken (``records_during``); then A leaves and the group completes a generation."""
+    validateCooperativeAssignment throws: no GroupMetadataValue is written.  No generation
+    completes, so A's claim stays stale and B, the leader throughout (``LEADER_SESSION_MS``),
+    refuses every following generation: more consumers join the group that stopped consuming
+    (D1, D2, ...), each beginning a generation that B refuses, until ``refused_generations``
+    were refused and the group's records have been silent (no commit, no completed
+    generation) for ``silent_seconds``.  Then the records are taken (``records_during``), the
+    brokers asked, and A, the stale member, leaves: the next generation completes.
+
+    A's SyncGroup is late only when A's JoinGroup answer waits for A's next poll; when A
+    happens to be inside a poll as the answer comes, A syncs in time and the hand-over to C
+    completes (the clients' logs say which).  Such an attempt is dropped and the steps run
+    again with a group and a topic of their own (``NAME-2``, ...), at most ``attempts`` times."""
+    require_release("3.0.0")
+    for attempt in range(1, attempts + 1):
+        named = name if attempt == 1 else f"{name}-{attempt}"
+        r = _attempt_kafka_13406(broker, work, named, refused_generations, silent_seconds)
+        if r is not None:
+            return r
+    raise AssertionError(f"A's SyncGroup was never late in {attempts} attempts")
+
+
+def _attempt_kafka_13406(
+    broker: str, work: Path, name: str, refused_generations: int, silent_seconds: float
+) -> Reproduction | None:
     version = "3.0.0"
-    require_release(version)
     topic, group = f"{name}-orders", name
     story = _Story(name)
     _fill(broker, topic, 6)
     with LegacyMembers(broker, version, work / f"{name}-clients.log") as m:
-        _late_sync(m, group, topic, story)
+        opts = _late_sync(m, group, topic, story, leader_session_ms=LEADER_SESSION_MS)
 
         def refused() -> list[int]:
             return sorted({g for mem in m.client_log().members.values() for g in mem.refused})
 
-        _wait(lambda: len(refused()) >= stuck_generations, "leaders to refuse generations", 90)
-        story(f"generations {refused()} refused")
-        during = dump_consumer_offsets(broker)
+        def handed_over() -> bool:
+            owned = m.assignments()
+            parts = [tp for n in ("A", "B", "C") for tp in owned.get(n, frozenset())]
+            return len(parts) == len(set(parts)) == 6 and all(owned.get(n) for n in "ABC")
+
+        _wait(lambda: bool(refused()) or handed_over(), "a refusal or C's partitions", 90)
+        if not refused():
+            story(f"A's SyncGroup was in time, C has its partitions: {m.assignments()}")
+            return None
+        story(f"generation {refused()} refused")
+        joined: list[str] = []
+        while len(refused()) < refused_generations:
+            seen = len(refused())
+            joined.append(f"D{len(joined) + 1}")
+            m.join(joined[-1], group, [topic], "cooperative-sticky", **opts)
+            _wait(
+                lambda seen=seen: len(refused()) > seen,
+                f"the generation {joined[-1]} began refused",
+                90,
+            )
+            story(f"{joined[-1]} joined; generations {refused()} refused")
+        during = _silent_records(broker, group, silent_seconds)
+        story(f"records silent for {silent_seconds:g} s")
         view = describe_group(broker, group)
         story(f"the broker's view: {view.get('group_state')}, members {len(view['members'])}")
         m.leave("A")
-        m.wait_covered(["B", "C"], 6, timeout=90)
-        story(f"A left; B and C own everything: {m.assignments()}")
+        m.wait_covered(["B", "C", *joined], 6, timeout=90)
+        story(f"A left; the others own everything: {m.assignments()}")
         transcript = m.transcript()
         clients = m.client_log()
     return Reproduction(
@@ -223,18 +279,62 @@ def reproduce_kafka_13406(
     )
 
 
-def _late_sync(m: LegacyMembers, group: str, topic: str, story: _Story) -> None:
+def last_progress_ms(group: str, records: Records) -> int | None:
+    """Record time (ms) of ``group``'s newest offset commit or completed generation (with
+    members): where the silence ``rebalance_stuck`` measures begins."""
+    from groupwatch.detect.decoded import decode_raw
+
+    times = []
+    for line in records:
+        d = decode_raw(line)
+        if d.get("group") != group or line.get("timestamp") is None:
+            continue
+        value = d.get("value")
+        if d.get("record_type") == "offset_commit" or (
+            d.get("record_type") == "group_metadata" and value and value.get("members")
+        ):
+            times.append(int(line["timestamp"]))
+    return max(times, default=None)
+
+
+def _silent_records(broker: str, group: str, seconds: float, timeout: float = 120) -> Records:
+    """``__consumer_offsets`` once ``group``'s records have shown no progress for ``seconds``
+    (broker time; the broker runs on this machine's clock)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = dump_consumer_offsets(broker)
+        since = last_progress_ms(group, records)
+        assert since is not None, f"{group} never committed nor completed a generation"
+        silent = time.time() - since / 1000
+        if silent >= seconds:
+            return records
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{group}'s records not silent for {seconds} s: {silent:.1f} s")
+        time.sleep(min(seconds - silent + 0.2, 5))
+
+
+def _late_sync(
+    m: LegacyMembers,
+    group: str,
+    topic: str,
+    story: _Story,
+    leader_session_ms: int | None = None,
+) -> dict[str, Any]:
     """B, then A join (3 partitions each of 6, cooperative-sticky); A turns slow (``poll(0)``,
     2.5 s of work after each), then C joins.  B hands a partition to C in two steps (revoke,
-    then rejoin at once), so the next rebalance begins before A's SyncGroup of this one."""
+    then rejoin at once), so the next rebalance begins before A's SyncGroup of this one.
+    B, the leader, has ``leader_session_ms`` as its session timeout (default: the others').
+    Returns the options the members joined with."""
     opts: dict[str, Any] = {"max_poll_interval_ms": 20000, "session_timeout_ms": 6000}
-    m.join("B", group, [topic], "cooperative-sticky", **opts)
+    leader = {**opts, "session_timeout_ms": leader_session_ms or opts["session_timeout_ms"]}
+    m.join("B", group, [topic], "cooperative-sticky", **leader)
     m.wait_covered(["B"], 6)
     m.join("A", group, [topic], "cooperative-sticky", poll_ms=0, **opts)
     m.wait_for(lambda o: len(o.get("A", ())) == 3 and len(o.get("B", ())) == 3)
     story(f"A and B balanced: {m.assignments()}")
     m.pace("A", 2500)
     m.join("C", group, [topic], "cooperative-sticky", **opts)
+    return opts
 
 
 def owned_twice(transcript: list[tuple[float, str]]) -> dict[str, frozenset[str]]:
@@ -315,8 +415,10 @@ def healthy_lifecycle(
 
 __all__ = [
     "COOPERATIVE_VIOLATION",
+    "LEADER_SESSION_MS",
     "Reproduction",
     "healthy_lifecycle",
+    "last_progress_ms",
     "owned_twice",
     "reproduce_kafka_13406",
     "reproduce_kafka_14639",

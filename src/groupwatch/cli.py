@@ -15,7 +15,7 @@ from collections.abc import Sequence
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "decode": ("groupwatch.protocol.command", "decode __consumer_offsets records (JSON lines)"),
-    "analyze": ("groupwatch.detect.command", "find wrong assignments in decoded group metadata"),
+    "analyze": ("groupwatch.analyze_command", "find wrong assignments in decoded group metadata"),
     "assign": ("groupwatch.assignor.command", "re-run Kafka's sticky assignors on a JSON input"),
     "run": ("groupwatch.job.command", "run the streaming job (Kafka -> decode -> Delta)"),
     "broker": ("groupwatch_dev.broker.command", "start/stop/status of the local KRaft broker"),

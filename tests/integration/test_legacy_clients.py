@@ -41,6 +41,11 @@ from tests.realgroups import dump_consumer_offsets, make_config, run_once
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
+#: ``rebalance_stuck``'s records signal for runs of seconds, not minutes: the default 30 s of
+#: silence lowered (the generations skipped keep their default, 3).  ``analyze`` and the job
+#: both run with it, so every legacy group is judged by it (the healthy ones stay quiet).
+STUCK_SETTINGS = ("detect.stuck_skipped_after_seconds=10",)
+
 
 @pytest.fixture(scope="module")
 def legacy_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -92,7 +97,7 @@ def legacy_analysis(
     dump = verdicts.write_dump(
         dump_consumer_offsets(broker), legacy_work, "GROUPWATCH_KEEP_LEGACY_DUMP"
     )
-    return verdicts.analyze(dump, broker)
+    return verdicts.analyze(dump, broker, *STUCK_SETTINGS)
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +108,7 @@ def legacy_job(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> verdicts.JobTables:  # type: ignore[no-untyped-def]
     """``groupwatch run --once`` over the same records, fresh tables."""
-    cfg: config.Config = make_config(broker, tmp_path_factory.mktemp("legacy-job"))
+    cfg: config.Config = make_config(broker, tmp_path_factory.mktemp("legacy-job"), *STUCK_SETTINGS)
     run_once(spark, cfg)
     return verdicts.read_job_tables(spark, cfg)
 
@@ -194,7 +199,7 @@ def stuck_generations(r: Reproduction) -> list[int]:
 
 def test_kafka_13406_every_leader_refuses_and_generations_skip(kafka_13406: Reproduction) -> None:
     refused = stuck_generations(kafka_13406)
-    assert len(refused) >= 2, refused
+    assert len(refused) >= 4, refused
     assert kafka_13406.errors(COOPERATIVE_VIOLATION), "no leader threw"
     # A's SyncGroup came after the next rebalance had begun: its stale claim is the cause.
     assert kafka_13406.clients.lines_with("SyncGroup failed: The group began another rebalance")
@@ -216,6 +221,51 @@ def test_kafka_13406_every_leader_refuses_and_generations_skip(kafka_13406: Repr
     assert view["members"], view
     joined = kafka_13406.clients.generations()
     assert set(range(before[-1], after[0] + 1)) <= set(joined), "the clients saw every generation"
+
+
+def stuck_span(r: Reproduction) -> tuple[int, int, list[str]]:
+    """The clients' own account: the last generation completed before the refused ones, the
+    first completed after them, and the members (client ids) that joined the former."""
+    refused = stuck_generations(r)
+    synced = sorted({g for m in r.clients.members.values() for g in m.synced})
+    last = max(g for g in synced if g < refused[0])
+    following = min(g for g in synced if g > refused[-1])
+    members = sorted(n for n, m in r.clients.members.items() if last in m.joined)
+    return last, following, members
+
+
+def test_kafka_13406_raises_rebalance_stuck_naming_generations_and_members(
+    kafka_13406: Reproduction, legacy_analysis: verdicts.Analysis, legacy_job: verdicts.JobTables
+) -> None:
+    last, following, members = stuck_span(kafka_13406)
+    refused = stuck_generations(kafka_13406)
+    assert len(refused) >= 4 and set(refused) <= set(range(last + 1, following)), refused
+    # Nobody consumed meanwhile: no commit and no completed generation from the last completed
+    # one to the records taken during the incident.
+    during = kafka_13406.records_during
+    assert during is not None and max(kafka_13406.generations(during)) == last
+    raised: dict[str, tuple[object, ...]] = {}
+    for what, found in (
+        ("analyze", legacy_analysis.findings[kafka_13406.group]),
+        ("the job", legacy_job.findings[kafka_13406.group]),
+    ):
+        stuck = [f for f in found if f["kind"] == "rebalance_stuck"]
+        assert len(stuck) == 1, (what, [verdicts.describe(f) for f in found])
+        (f,) = stuck
+        assert f["severity"] == "error" and f["generation"] == last, (what, f)
+        evidence = f["evidence"]
+        assert evidence["confirmed_by"] == "skipped_generations", (what, evidence)
+        assert evidence["skipped_generations"] == {
+            "first": last + 1,
+            "last": following - 1,
+            "count": following - last - 1,
+        }, (what, evidence)
+        assert evidence["next_generation"] == following, (what, evidence)
+        assert evidence["stuck_for_ms"] >= 10_000, (what, evidence)
+        assert sorted(m.split("-", 1)[0] for m in f["members"]) == members, (what, f)
+        assert f"{last + 1}..{following - 1}" in f["detail"], (what, f["detail"])
+        raised[what] = (f["finding_id"], f["generation"], tuple(f["members"]), f["detail"])
+    assert raised["analyze"] == raised["the job"], raised
 
 
 # -- KAFKA-14639 -----------------------------------------------------------------------------------

@@ -152,6 +152,7 @@ LAYERS: dict[str, int] = {
     "dashboard": 9,
     "job": 10,
     "config_command": 10,
+    "analyze_command": 10,
     "cli": 11,
 }
 #: groupwatch_dev's own order: the demo drives the broker, the scenario library and the Java

@@ -2,7 +2,8 @@
 
 Reads JSON lines -- raw records as ``groupwatch decode`` reads them, or its output lines --
 in order, and writes one JSON line per finding.  Exits 0 even on bad input; a summary line per
-severity goes to stderr.
+severity goes to stderr.  The command line's configuration (``--conf``, ``--set``) is read one
+layer up, by :mod:`groupwatch.analyze_command`, which hands :func:`run` the job's thresholds.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import IO, Any
 
 from groupwatch.detect.catalogue import SEVERITIES
@@ -118,10 +120,13 @@ def _look_at_brokers(analyzer: Analyzer, bootstrap: str, counts: Counter[str]) -
     _write(found, sys.stdout, counts)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, configured: DetectorConfig | None = None) -> int:
+    """Analyze with the thresholds and configured counts of ``configured`` (default: the
+    engine's defaults); a counts file (``--partitions``) replaces the configured counts."""
     # Counts read now hold from now on: each generation is judged by the count that held when
     # it was written (groupwatch.detect.topic_counts), whatever a topic has grown to since.
     started = now_ms()
+    configured = DetectorConfig() if configured is None else configured
     stated = StatedCounts({}, None)
     broker: dict[str, int] = {}
     names: dict[str, str] = {}
@@ -133,9 +138,12 @@ def run(args: argparse.Namespace) -> int:
     except PartitionsError as exc:
         print(f"groupwatch analyze: {exc}", file=sys.stderr)
         return 2
-    config = DetectorConfig(
-        partitions_per_topic=stated.counts,
-        partitions_as_of_ms=stated.as_of_ms,
+    if args.partitions:
+        configured = replace(
+            configured, partitions_per_topic=stated.counts, partitions_as_of_ms=stated.as_of_ms
+        )
+    config = replace(
+        configured,
         broker_partitions=broker,
         broker_partitions_as_of_ms=started if args.bootstrap_server else None,
         topic_names=names,

@@ -112,8 +112,8 @@ class DetectorConfig:
         default=30_000,
         metadata=_doc(
             "... after at least this long (ms, record time) without a commit or a completed "
-            "generation of the group, which had members and committed offsets before (KAFKA-13406 "
-            "on kafka-clients 3.0.0 skipped 5 generations in 41 s)"
+            "generation of the group, which had members and committed offsets before (a "
+            "KAFKA-13406 incident on kafka-clients 3.0.0 went from generation 7 to 13 in 162 s)"
         ),
     )
     stuck_after_ms: int = field(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,47 @@ def test_unreadable_partitions_file_is_a_usage_error(
     bad.write_text('{"t": -1}')
     assert main(["analyze", "-", "--partitions", str(bad)]) == 2
     assert "non-negative" in capsys.readouterr().err
+
+
+def _stuck_for(seconds: float) -> list[dict[str, Any]]:
+    """A group that committed at generation 7, then nothing for ``seconds`` until generation 12
+    (generations 8..11 skipped)."""
+
+    def gen(n: int, t: float) -> dict[str, Any]:
+        return {
+            "group": "g",
+            "generation": n,
+            "protocol": "range",
+            "version": 3,
+            "time": t,
+            "members": [{"id": "A-1", "version": 3, "topics": ["t"], "assigned": {"t": [0]}}],
+        }
+
+    commit = {"commit": {"group": "g", "topic": "t", "partition": 0}, "time": 1.0}
+    return decoded_lines({"records": [gen(7, 0), commit, gen(12, 1.0 + seconds)]})
+
+
+def test_the_thresholds_are_the_jobs_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--set detect.KEY=VALUE`` (and ``--conf``) set analyze's thresholds as they set the
+    job's: 15 s of silence is no stuck rebalance by the default 30 s, and is one by 10 s."""
+    src = write_lines(tmp_path / "in.jsonl", _stuck_for(15))
+
+    def stuck(*args: str) -> list[int]:
+        assert main(["analyze", str(src), *args]) == 0
+        out = capsys.readouterr().out
+        found = [json.loads(line) for line in out.splitlines()]
+        return [f["generation"] for f in found if f["kind"] == "rebalance_stuck"]
+
+    assert stuck() == []
+    assert stuck("--set", "detect.stuck_skipped_after_seconds=10") == [7]
+    conf = tmp_path / "detect.toml"
+    conf.write_text("[detect]\nstuck_skipped_after_seconds = 10\n")
+    assert stuck("--conf", str(conf)) == [7]
+    assert stuck("--set", "detect.stuck_skipped_generations=5") == []
+
+
+def test_a_bad_setting_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "-", "--set", "detect.stuck_skipped_after_seconds=soon"]) == 2
+    assert "stuck_skipped_after_seconds" in capsys.readouterr().err

@@ -1,0 +1,21 @@
+"""``groupwatch analyze``: the findings engine over records (:mod:`groupwatch.detect.command`)
+with the job's thresholds: the ``[detect]`` section of the same configuration (``--conf``,
+``--set detect.KEY=VALUE``, the environment), so ``analyze`` and the job configured alike judge
+alike."""
+
+from __future__ import annotations
+
+import argparse
+
+from groupwatch import config_cli
+from groupwatch.detect import command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    command.add_arguments(parser)
+    config_cli.add_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    config_cli.configure_logging(args.verbose)
+    return command.run(args, config_cli.load(args).detect.detector())
