@@ -340,39 +340,47 @@ class LagPoller:
                     self.metrics.findings.labels(f.kind, f.severity).inc()
 
     def _metrics(self, result: PollResult) -> None:
-        m = self.metrics
-        if m is None:
-            return
-        series: set[tuple[str, ...]] = set()
-        for t in result.topics:
-            m.lag_records.labels(t.group, t.topic).set(t.lag_records)
-            if t.lag_seconds is not None:
-                m.lag_seconds.labels(t.group, t.topic).set(t.lag_seconds)
-                series.add(("s", t.group, t.topic))
-            m.lag_status.labels(t.group, t.topic, t.status).set(1)
-            series.add(("r", t.group, t.topic))
-            series.add(("st", t.group, t.topic, t.status))
-        if self.config.lag.partition_metrics:
-            for r in result.rows:
-                if r.lag_records is not None:
-                    m.partition_lag_records.labels(r.group, r.topic, str(r.partition)).set(
-                        r.lag_records
-                    )
-                    series.add(("p", r.group, r.topic, str(r.partition)))
-        for gone in self._series - series:
-            kind, labels = gone[0], gone[1:]
-            gauge = {
-                "s": m.lag_seconds,
-                "r": m.lag_records,
-                "st": m.lag_status,
-                "p": m.partition_lag_records,
-            }[kind]
-            try:
-                gauge.remove(*labels)
-            except KeyError:
-                pass
-        self._series = series
+        if self.metrics is not None:
+            self._series = set_metrics(
+                self.metrics, result, self.config.lag.partition_metrics, self._series
+            )
 
     def _age(self) -> None:
         if self.metrics is not None and self.keeper.last_ok_ms is not None:
             self.metrics.lag_poll_age.set(max(0.0, time.time() - self.keeper.last_ok_ms / 1000))
+
+
+Series = set[tuple[str, ...]]
+
+
+def set_metrics(m: JobMetrics, result: PollResult, per_partition: bool, before: Series) -> Series:
+    """The lag gauges from one poll; series of groups, topics or statuses no longer there are
+    removed (a topic's status series moves, it is not left at 1). Returns the series set."""
+    series: Series = set()
+    for t in result.topics:
+        m.lag_records.labels(t.group, t.topic).set(t.lag_records)
+        series.add(("r", t.group, t.topic))
+        if t.lag_seconds is not None:
+            m.lag_seconds.labels(t.group, t.topic).set(t.lag_seconds)
+            series.add(("s", t.group, t.topic))
+        m.lag_status.labels(t.group, t.topic, t.status).set(1)
+        series.add(("st", t.group, t.topic, t.status))
+    if per_partition:
+        for r in result.rows:
+            if r.lag_records is not None:
+                m.partition_lag_records.labels(r.group, r.topic, str(r.partition)).set(
+                    r.lag_records
+                )
+                series.add(("p", r.group, r.topic, str(r.partition)))
+    gauges = {
+        "r": m.lag_records,
+        "s": m.lag_seconds,
+        "st": m.lag_status,
+        "p": m.partition_lag_records,
+    }
+    for kind, *labels in before - series:
+        try:
+            gauges[kind].remove(*labels)
+        except KeyError:
+            pass
+    return series
