@@ -268,6 +268,8 @@ class LagPoller:
         self.keeper.forget_older(now_ms - history_ms)
         result = self.keeper.judge(commits, read_owners(self.config), stale=stale)
         self._write(result, ends, batch_id)
+        for finding_id, kind in result.resolved:
+            log.info("lag: %s %s resolved (the state ended)", kind, finding_id)
         self._metrics(result)
         self._age()
         return result
