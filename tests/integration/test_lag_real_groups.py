@@ -165,6 +165,7 @@ def test_records_behind_equal_kafkas_admin_answer_for_every_partition(
     assert "lag:" in err
 
 
+@pytest.mark.spark
 def test_the_jobs_partition_lag_equals_kafkas_and_agrees_with_analyze(
     broker: str,
     paused: dict[str, Any],
