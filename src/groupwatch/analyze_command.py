@@ -1,7 +1,7 @@
 """``groupwatch analyze``: the findings engine over records (:mod:`groupwatch.detect.command`)
-with the job's thresholds: the ``[detect]`` section of the same configuration (``--conf``,
-``--set detect.KEY=VALUE``, the environment), so ``analyze`` and the job configured alike judge
-alike."""
+with the job's thresholds: the ``[detect]`` and ``[lag]`` sections of the same configuration
+(``--conf``, ``--set detect.KEY=VALUE``, the environment), so ``analyze`` and the job
+configured alike judge alike."""
 
 from __future__ import annotations
 
@@ -18,4 +18,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config_cli.configure_logging(args.verbose)
-    return command.run(args, config_cli.load(args).detect.detector())
+    configured = config_cli.load(args)
+    return command.run(args, configured.detect.detector(), configured.lag.rules())
