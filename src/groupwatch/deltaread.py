@@ -3,7 +3,7 @@
 The dashboard and the notifier both read the tables the job writes; this module sits below
 both (it imports neither), so the dashboard may use the notifier and never the other way round.
 
-Table names come only from ``groupwatch.tables.TABLES`` (and the lag contract, ``lag_columns``);
+Table names come only from ``groupwatch.tables.TABLES``;
 nothing a user types reaches a path.
 A table that does not exist yet reads as an empty frame with the declared columns, so every
 page renders on a fresh install (before the job has written anything); a column declared after
@@ -27,7 +27,6 @@ from deltalake.exceptions import DeltaError
 
 from groupwatch import locations
 from groupwatch.config import ConfigError
-from groupwatch.lag_columns import LAG_TABLES
 from groupwatch.tables import TABLES, Column
 
 log = logging.getLogger(__name__)
@@ -77,12 +76,9 @@ def arrow_type(ddl: str) -> pa.DataType:
 
 
 def columns(table: str) -> tuple[Column, ...]:
-    """A table's columns: the catalogue's (``groupwatch.tables``), else the lag contract's
-    (:mod:`groupwatch.lag_columns`: a job that predates lag writes none of its tables)."""
+    """A table's columns, from the catalogue (``groupwatch.tables``)."""
     if table in TABLES:
         return TABLES[table].columns
-    if table in LAG_TABLES:
-        return LAG_TABLES[table]
     raise KeyError(f"unknown table {table!r}")
 
 

@@ -1,6 +1,6 @@
 """The lag tables (``partition_lag``, ``lag_history``, ``end_offsets``) as the job writes them,
 in the contract's exact columns and types (tests/dashboard/scenario.py's ``write``: delta-rs,
-the Arrow schema of ``groupwatch.lag_columns``), for the dashboard's lag views.
+the Arrow schema of ``groupwatch.tables``), for the dashboard's lag views.
 
 ``rows`` are what the tests assert on: the page must show what is in them, nothing computed by
 the test.

@@ -1,5 +1,5 @@
 """The lag queries in dashboards/sql run by Spark on real Delta tables: the KAFKA-7026 fixture
-plus lag tables in the contract's columns (``groupwatch.lag_columns``) and lag findings."""
+plus lag tables in the contract's columns (``groupwatch.tables``) and lag findings."""
 
 from __future__ import annotations
 

@@ -140,7 +140,6 @@ LAYERS: dict[str, int] = {
     "config": 4,
     "ownership": 5,
     "modern_rows": 5,
-    "lag_columns": 5,
     "state_cache": 5,
     "config_cli": 5,
     "processing": 6,

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlencode
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from groupwatch.lag_columns import STATUS_ORDER
+from groupwatch.detect.lag.model import WORST_FIRST as STATUS_ORDER
 from groupwatch.notify.kinds import SEVERITIES
 
 #: The ``since`` shorthands offered in the filter bar.

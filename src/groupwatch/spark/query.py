@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Self
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.detect import DetectorConfig
+from groupwatch.processing import finding_row
 from groupwatch.spark import (
     batch_report,
     committed,
@@ -221,8 +222,19 @@ class GroupwatchQuery:
         committed.merge(self.spark, self.config, df, batch_id)
 
     def _lag(self, batch_id: int) -> None:
-        """The brokers' end offsets and the lag tables, when a poll is due."""
-        self.lag.poll(batch_id)
+        """The brokers' end offsets and the lag tables, when a poll is due; the notifier
+        hears of the poll's findings and of the whole ``partition_lag`` (a lag alert whose
+        partition's state ended, or left the table, resolves)."""
+        result = self.lag.poll(batch_id)
+        if result is None or self.notifier is None:
+            return
+        now = dt.datetime.now(tz=dt.UTC)
+        self.notifier.process(
+            [dataclasses.asdict(finding_row(f, now)) for f in result.opened],
+            (),
+            [r.to_row() for r in result.rows],
+            whole_lag=True,
+        )
 
     def _due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
         return self.state.due_groups(batch_id, clocks)

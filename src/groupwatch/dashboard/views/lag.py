@@ -12,7 +12,9 @@ import pandas as pd  # type: ignore[import-untyped]
 
 from groupwatch.dashboard.filters import Filters, in_window
 from groupwatch.dashboard.frames import is_null
-from groupwatch.lag_columns import STATUS_ORDER, STATUS_RANK
+from groupwatch.detect.lag.model import WORST_FIRST as STATUS_ORDER
+
+STATUS_RANK: dict[str, int] = {s: i for i, s in enumerate(STATUS_ORDER)}
 
 #: The fleet page's lag columns (:func:`group_lag`).
 GROUP_COLUMNS = ["lag_records", "lag_seconds", "lag_seconds_at_least", "lag_status"]
