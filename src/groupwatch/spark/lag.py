@@ -290,8 +290,9 @@ class LagPoller:
         now = time.monotonic()
         return self.local and (self._polled_at is None or now - self._polled_at >= self.every)
 
-    def poll(self, batch_id: int) -> PollResult | None:
-        """One poll if due: the brokers asked, everything judged and written."""
+    def poll(self, batch_id: int, known_ms: int | None = None) -> PollResult | None:
+        """One poll if due: the brokers asked, everything judged and written; the commits
+        are known up to ``known_ms`` (None: up to now)."""
         if not self.due():
             self._age()
             return None
@@ -311,7 +312,9 @@ class LagPoller:
             self._warn(exc)
         self.keeper.observe(ends)
         self.keeper.forget_older(now_ms - history_ms)
-        result = self.keeper.judge(commits, read_owners(self.config), stale=stale)
+        result = self.keeper.judge(
+            commits, read_owners(self.config), stale=stale, known_ms=known_ms
+        )
         self._write(result, ends, batch_id)
         for finding_id, kind in result.resolved:
             log.info("lag: %s %s resolved (the state ended)", kind, finding_id)

@@ -102,6 +102,7 @@ class GroupwatchQuery:
         self.state = state_store.StateStore(spark, config)
         #: Consumer lag: end offsets polled every ``lag.poll_seconds`` (docs/lag.md).
         self.lag = LagPoller(spark, config, metrics)
+        self._batch_ended_ms = int(time.time() * 1000)
 
     @classmethod
     def from_config(
@@ -152,13 +153,16 @@ class GroupwatchQuery:
     def process_batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         detected_at = dt.datetime.now(tz=dt.UTC)
+        # The batch holds the commits made before Spark planned it, which was after the last
+        # batch ended (or the query began): commits are known up to then, not up to now.
+        read_to_ms = self._batch_ended_ms
         split = source.split(batch)
         df = split.mine
         completed = False
         try:
             stats = source.stats(split)
             if not stats.counts:
-                self._lag(batch_id)
+                self._lag(batch_id, read_to_ms)
                 completed = True
                 return
             quiescent = self._caught_up(batch, stats.rows, stats.partitions)
@@ -190,10 +194,14 @@ class GroupwatchQuery:
             clock = max(stats.clocks.values(), default=None)
             if clock is not None:
                 self._maintain_state(batch_id, clock)
-            self._lag(batch_id)
+            if quiescent:
+                # A backlog's commits are older than the brokers' answer by an unknown time:
+                # lag is judged once the batch read everything available.
+                self._lag(batch_id, read_to_ms)
             self._upkeep(batch_id, clock)
             completed = True
         finally:
+            self._batch_ended_ms = int(time.time() * 1000)
             split.read.unpersist()
             # A batch that failed half-way may have written state the cache has not seen.
             self.state.settle(batch_id, completed=completed)
@@ -221,11 +229,11 @@ class GroupwatchQuery:
     def _write_committed(self, df: DataFrame, batch_id: int) -> None:
         committed.merge(self.spark, self.config, df, batch_id)
 
-    def _lag(self, batch_id: int) -> None:
+    def _lag(self, batch_id: int, read_to_ms: int | None) -> None:
         """The brokers' end offsets and the lag tables, when a poll is due; the notifier
         hears of the poll's findings and of the whole ``partition_lag`` (a lag alert whose
         partition's state ended, or left the table, resolves)."""
-        result = self.lag.poll(batch_id)
+        result = self.lag.poll(batch_id, read_to_ms)
         if result is None or self.notifier is None:
             return
         now = dt.datetime.now(tz=dt.UTC)

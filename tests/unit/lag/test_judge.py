@@ -218,3 +218,29 @@ def test_lag_is_never_negative_and_zero_means_idle(
         assert v.row.status == "idle" and v.row.lag_seconds == 0.0
     else:
         assert v.row.lag_seconds is not None and v.row.lag_seconds >= 0
+
+
+def _judged_a_batch_behind(delay_ms: int, known: bool) -> list[Verdict]:
+    """A consumer that keeps up (it commits the end at every poll), judged by a job whose
+    commits are ``delay_ms`` older than the brokers' answer (a slow batch)."""
+    history = ends(100.0, 30 * MIN)
+    track, out = Track(), []
+    for i, e in enumerate(history):
+        seen_to = e.observed_ms - delay_ms
+        if seen_to < 15 * S:
+            continue
+        # The newest commit the job has read: the one of the last poll before seen_to.
+        last = [h for h in history[: i + 1] if h.observed_ms <= seen_to][-1]
+        c = Commit("billing", "orders", 3, last.end_offset, last.observed_ms - 1)
+        v = judge(c, history[: i + 1], OWNER, RULES, track, known_ms=seen_to if known else None)
+        track = v.track
+        out.append(v)
+    return out
+
+
+def test_commits_known_a_slow_batch_behind_the_answer_raise_nothing() -> None:
+    """The job judges the brokers' fresh answer against commits read up to its batch: the
+    commits not read yet are not an absence of commits."""
+    assert set(statuses(_judged_a_batch_behind(6 * MIN, known=True))) == {"ok"}
+    # Measured up to the answer instead, the same healthy consumer looks stopped.
+    assert "stopped" in statuses(_judged_a_batch_behind(6 * MIN, known=False))

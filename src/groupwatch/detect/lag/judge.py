@@ -69,9 +69,16 @@ def judge(
     track: Track | None = None,
     *,
     stale: bool = False,
+    known_ms: int | None = None,
 ) -> Verdict:
     """One partition's lag row from its committed offset and the history of its log end
-    (oldest first; empty if never observed), and what it opens or resolves."""
+    (oldest first; empty if never observed), and what it opens or resolves.
+
+    ``known_ms``: the time up to which the group's commits are known (the job reads them a
+    batch behind the brokers' answer); None: up to the answer itself.  A commit made after
+    it is not yet seen, so "no commit for so long" is measured up to it, never up to the
+    answer, and the time it is behind is not counted as lag: else a slow batch would make
+    every healthy group look stopped."""
     track = track or Track()
     newest = history[-1] if history else None
     if newest is None:
@@ -81,21 +88,26 @@ def judge(
         )  # fmt: skip
         return _close(row, track)
     at = newest.observed_ms
+    upto = at if known_ms is None else min(at, known_ms)
+    unseen_s = (at - upto) / 1000.0
     lag = max(0, newest.end_offset - commit.offset)
     behind = seconds_behind(history, commit.offset)
     seconds = None if behind is None else behind.seconds
     at_least = behind is not None and behind.at_least
     waited_ms = 0.0 if seconds is None else seconds * 1000.0
-    retired = owner is None and at - commit.commit_ms >= rules.retire_ms
-    recent = _window(track.recent, at, seconds if lag else 0.0, rules.window_ms)
+    retired = owner is None and upto - commit.commit_ms >= rules.retire_ms
+    # A consumer may have moved on since ``upto``: lag over the window, minus that, for
+    # lagging (never negative).
+    lagging_s = None if seconds is None else max(0.0, seconds - unseen_s)
+    recent = _window(track.recent, at, lagging_s if lag else 0.0, rules.window_ms)
     status: Status
     if lag == 0:
         status = "idle"  # nothing to consume, however old the commit: an idle topic is not late
     elif retired:
         status = "idle"
-    elif at - commit.commit_ms >= rules.stop_ms and waited_ms >= rules.stop_ms:
+    elif upto - commit.commit_ms >= rules.stop_ms and waited_ms >= rules.stop_ms:
         status = "stopped"
-    elif at - commit.since_ms >= rules.stop_ms and waited_ms >= rules.stop_ms:
+    elif upto - commit.since_ms >= rules.stop_ms and waited_ms >= rules.stop_ms:
         status = "stalled"
     elif commit.rewound_from is not None and commit.offset < commit.rewound_from:
         status = "rewound"

@@ -88,8 +88,10 @@ class LagKeeper:
         owners: Mapping[str, Mapping[TP, Owner]],
         *,
         stale: bool = False,
+        known_ms: int | None = None,
     ) -> PollResult:
-        """Every committed partition judged against the history as it stands."""
+        """Every committed partition judged against the history as it stands, its commits
+        known up to ``known_ms`` (see :func:`~groupwatch.detect.lag.judge.judge`)."""
         rows: list[PartitionLag] = []
         opened: list[Finding] = []
         resolved: list[tuple[str, str]] = []
@@ -118,6 +120,7 @@ class LagKeeper:
                 self.rules,
                 self.tracks.get(key),
                 stale=stale,
+                known_ms=known_ms,
             )
             self.tracks[key] = v.track
             rows.append(v.row)
