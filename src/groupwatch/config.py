@@ -21,6 +21,7 @@ from typing import Any
 from groupwatch import locations
 from groupwatch.detect import partitions
 from groupwatch.detect.config import DetectorConfig
+from groupwatch.lag.judge import LagRules
 
 ENV_PREFIX = "GROUPWATCH_"
 DEFAULT_CONF = Path("conf") / "local.toml"
@@ -195,6 +196,42 @@ class DetectConfig:
 
 
 @dataclass(frozen=True)
+class LagConfig:
+    """Consumer lag (``docs/lag.md``): how often the brokers are asked, what is kept, the rules."""
+
+    #: The driver asks the brokers for every committed-to partition's start and end offsets
+    #: this often (the resolution of seconds behind).
+    poll_seconds: int = 15
+    #: ``end_offsets`` and ``lag_history`` rows older than this are trimmed by upkeep.
+    history_hours: int = 168
+    #: ``lagging``: the oldest waiting record older than this for a whole window ...
+    warn_seconds: int = 120
+    #: ... of this length, and the lag not shrinking over it.
+    window_seconds: int = 300
+    #: ``stopped`` (no commit) / ``stalled`` (commits, no move) for this long while the
+    #: oldest waiting record is at least this old.
+    stop_seconds: int = 300
+    #: An empty group's partition without a commit this long is retired: shown idle, its
+    #: ``consumer_stopped`` resolved (a group whose members all crashed alerts until then).
+    retire_hours: int = 24
+    #: One Prometheus series per partition (``groupwatch_partition_lag_records``); off by
+    #: default to bound the series count.
+    partition_metrics: bool = False
+
+    def rules(self) -> LagRules:
+        """The pure core's thresholds."""
+        if self.poll_seconds <= 0:
+            raise ConfigError("lag.poll_seconds: must be positive")
+        return LagRules(
+            poll_ms=self.poll_seconds * 1000,
+            warn_ms=self.warn_seconds * 1000,
+            stop_ms=self.stop_seconds * 1000,
+            window_ms=self.window_seconds * 1000,
+            retire_ms=self.retire_hours * 3_600_000,
+        )
+
+
+@dataclass(frozen=True)
 class ValidationConfig:
     """Great Expectations on the rows each micro-batch writes."""
 
@@ -241,6 +278,7 @@ class Config:
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     job: JobConfig = field(default_factory=JobConfig)
     detect: DetectConfig = field(default_factory=DetectConfig)
+    lag: LagConfig = field(default_factory=LagConfig)
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
@@ -263,6 +301,7 @@ SECTIONS: dict[str, type[Any]] = {
     "checkpoint": CheckpointConfig,
     "job": JobConfig,
     "detect": DetectConfig,
+    "lag": LagConfig,
     "validation": ValidationConfig,
     "metrics": MetricsConfig,
     "alerts": AlertsConfig,

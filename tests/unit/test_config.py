@@ -146,3 +146,16 @@ def test_the_readers_fetch_wait_is_short_unless_the_source_options_set_it() -> N
         ],
     )
     assert reader_options(given)["kafka.fetch.max.wait.ms"] == "250"
+
+
+def test_lag_section_reaches_the_rules() -> None:
+    root = Path(__file__).resolve().parents[2]
+    shipped = config.load(root / "conf" / "local.toml", env={})
+    assert shipped.lag == config.LagConfig()  # the file and the defaults say the same
+    cfg = config.load(
+        None, env={"GROUPWATCH_LAG_STOP_SECONDS": "60"}, overrides=["lag.warn_seconds=30"]
+    )
+    rules = cfg.lag.rules()
+    assert (rules.stop_ms, rules.warn_ms, rules.poll_ms) == (60_000, 30_000, 15_000)
+    with pytest.raises(config.ConfigError, match="lag.poll_seconds"):
+        config.load(None, env={}, overrides=["lag.poll_seconds=0"]).lag.rules()

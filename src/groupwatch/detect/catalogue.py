@@ -399,6 +399,46 @@ CATALOGUE: tuple[Kind, ...] = (
         "Streams group: one process holds a task both as active and as standby or warm-up.",
         modern=True,
     ),
+    Kind(
+        "consumer_stopped",
+        "error",
+        "partition",
+        True,
+        "Lag (docs/lag.md): records wait on a partition and the group has not committed it for "
+        "`lag.stop_seconds`, while the oldest waiting record is at least that old (judged on the "
+        "brokers' answers and the commits' own times). Resolved when the group commits a new "
+        "offset or nothing waits; an empty group stops alerting once retired "
+        "(`lag.retire_hours`).",
+        ("Burrow#740", "Burrow#338"),
+    ),
+    Kind(
+        "consumer_stalled",
+        "warning",
+        "partition",
+        True,
+        "Lag: the group keeps committing a partition but its offset has not moved for "
+        "`lag.stop_seconds` while records wait that long (a paused or stuck consumer whose "
+        "client commits on a timer).",
+    ),
+    Kind(
+        "offset_rewound",
+        "warning",
+        "partition",
+        True,
+        "Lag: a member moved a partition's committed offset backwards within one generation "
+        "(not a rebalance, not a reset of the empty group); open until the group is back at "
+        "the offset it left.",
+    ),
+    Kind(
+        "consumer_lagging",
+        "warning",
+        "partition",
+        True,
+        "Lag: the oldest waiting record of a partition has been more than `lag.warn_seconds` "
+        "old in every judgement of a whole `lag.window_seconds`, and the lag did not shrink "
+        "over it (a restart or rebalance that is worked off never is).",
+        ("kminion#251", "kafka-lag-exporter#175"),
+    ),
 )
 
 KINDS: dict[str, Kind] = {k.name: k for k in CATALOGUE}

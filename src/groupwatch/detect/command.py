@@ -1,8 +1,11 @@
-"""``groupwatch analyze [FILE|-] [--partitions FILE.json] [--bootstrap-server HOST:PORT]``.
+"""``groupwatch analyze [FILE|-] [--partitions FILE.json] [--bootstrap-server HOST:PORT]
+[--lag FILE]``.
 
 Reads JSON lines -- raw records as ``groupwatch decode`` reads them, or its output lines --
 in order, and writes one JSON line per finding.  Exits 0 even on bad input; a summary line per
-severity goes to stderr.
+severity goes to stderr.  With ``--bootstrap-server`` the input's groups' lag is judged after
+the input against the brokers' offsets (``docs/lag.md``): its findings go with the others, its
+``partition_lag`` rows to ``--lag FILE``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from groupwatch.detect.catalogue import SEVERITIES
 from groupwatch.detect.config import DetectorConfig
@@ -25,6 +28,9 @@ from groupwatch.detect.partitions import (
     load_counts_file,
     now_ms,
 )
+
+if TYPE_CHECKING:
+    from groupwatch.lag.offline import InputLag
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="look partition counts up on this broker (admin client; they judge records "
         "written from now on, and name topic ids), and ask it, after the input, whether the "
-        "groups rebalance (rebalance_stuck)",
+        "groups rebalance (rebalance_stuck), and judge the input's groups' lag against its "
+        "log-end offsets (docs/lag.md)",
+    )
+    parser.add_argument(
+        "--lag",
+        metavar="FILE",
+        help="with --bootstrap-server: write the partition_lag rows (JSON lines) to FILE",
     )
 
 
@@ -76,9 +88,14 @@ def _lines(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
 
 def analyze_stream(
-    stream: IO[str], out: IO[str], config: DetectorConfig, analyzer: Analyzer | None = None
+    stream: IO[str],
+    out: IO[str],
+    config: DetectorConfig,
+    analyzer: Analyzer | None = None,
+    lag: InputLag | None = None,
 ) -> Counter[str]:
-    """The command's loop: findings to ``out``, returns the count per severity."""
+    """The command's loop: findings to ``out``, returns the count per severity; ``lag`` is
+    fed the committed offsets and owners of the input."""
     analyzer = analyzer or Analyzer(config)
     counts: Counter[str] = Counter()
     for number, line in _lines(stream):
@@ -87,13 +104,86 @@ def analyze_stream(
             findings = [_bad_line(number, line)]
         else:
             try:
-                findings = analyzer.feed(line)
+                findings = _feed(analyzer, line, lag)
             except Exception as exc:  # noqa: BLE001 - bad input must never stop the command
                 findings = [_bad_line(number, f"{type(exc).__name__}: {exc}")]
         _write(findings, out, counts)
     # The end of the input is the point where everything is read: modern groups are judged.
     _write(analyzer.finish(), out, counts)
     return counts
+
+
+def _feed(analyzer: Analyzer, line: Mapping[str, Any], lag: InputLag | None) -> list[Finding]:
+    if lag is None:
+        return analyzer.feed(line)
+    from groupwatch.detect.decoded import is_raw, record_from_raw
+
+    if is_raw(line):
+        record = record_from_raw(line)
+        lag.record(record)
+        findings = analyzer.feed_record(record)
+        group = record.group
+    else:
+        lag.line(line)
+        findings = analyzer.feed(line)
+        key = line.get("key")
+        group = key.get("group") if isinstance(key, Mapping) else None
+        group = group if isinstance(group, str) else line.get("group")
+    lag.after(group if isinstance(group, str) else None, analyzer)
+    return findings
+
+
+def _lag_at_brokers(
+    analyzer: Analyzer,
+    lag: InputLag,
+    bootstrap: str,
+    names: Mapping[str, str],
+    counts: Counter[str],
+    rows_to: str | None,
+) -> None:
+    """The input's groups' lag against the brokers' offsets now: findings, and rows to a file."""
+    from groupwatch.lag import brokers
+    from groupwatch.lag.judge import LagRules, judge
+
+    try:
+        ends = brokers.end_offsets(bootstrap, lag.partitions())
+        end_of = {(e.topic, e.partition): e.end_offset for e in ends}
+        # The oldest waiting record of each partition some group is behind on (the lowest
+        # committed offset below the end: every group behind there waits for it or a later one).
+        positions: dict[tuple[str, int], set[int]] = {}
+        for (_, t, p), c in lag.book.commits.items():
+            if c.offset < end_of.get((t, p), c.offset):
+                positions.setdefault((t, p), set()).add(c.offset)
+        times: dict[tuple[tuple[str, int], int], tuple[int, int]] = {}
+        for round_ in range(max((len(v) for v in positions.values()), default=0)):
+            wanted = {tp: sorted(v)[round_] for tp, v in positions.items() if len(v) > round_}
+            for tp, found in brokers.record_times(bootstrap, wanted).items():
+                times[(tp, wanted[tp])] = found
+    except PartitionsError as exc:
+        print(f"groupwatch analyze: {exc}; lag not judged", file=sys.stderr)
+        return
+    owners = lag.owners(analyzer, names)
+    rules = LagRules()
+    verdicts = []
+    for (group, topic, partition), commit in sorted(lag.book.commits.items()):
+        tp = (topic, partition)
+        first = times.get((tp, commit.offset))
+        history = brokers.histories(
+            [e for e in ends if (e.topic, e.partition) == tp],
+            {tp: commit.offset},
+            {} if first is None else {tp: first},
+        ).get(tp, [])
+        verdicts.append(judge(commit, history, owners.get(group, {}).get(tp), rules))
+    _write([v.opened for v in verdicts if v.opened is not None], sys.stdout, counts)
+    if rows_to:
+        with open(rows_to, "w", encoding="utf-8") as fh:
+            for v in verdicts:
+                fh.write(json.dumps(v.row.to_row(), ensure_ascii=False) + "\n")
+    behind = sum(1 for v in verdicts if v.row.lag_records)
+    print(
+        f"groupwatch analyze: lag: {len(verdicts)} partition(s) committed, {behind} behind",
+        file=sys.stderr,
+    )
 
 
 def _write(findings: Iterable[Finding], out: IO[str], counts: Counter[str]) -> None:
@@ -149,13 +239,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"groupwatch analyze: cannot read {source}: {exc.strerror}", file=sys.stderr)
         return 2
     analyzer = Analyzer(config)
+    lag = None
+    if args.bootstrap_server:
+        from groupwatch.lag.offline import InputLag
+
+        lag = InputLag()
     try:
-        by_severity = analyze_stream(stream, sys.stdout, config, analyzer)
+        by_severity = analyze_stream(stream, sys.stdout, config, analyzer, lag)
     finally:
         if stream is not sys.stdin:
             stream.close()
     if args.bootstrap_server:
         _look_at_brokers(analyzer, str(args.bootstrap_server), by_severity)
+    if lag is not None:
+        _lag_at_brokers(analyzer, lag, str(args.bootstrap_server), names, by_severity, args.lag)
     sys.stdout.flush()
     for severity in SEVERITIES:
         print(f"groupwatch analyze: {severity}: {by_severity.get(severity, 0)}", file=sys.stderr)

@@ -55,5 +55,9 @@ def test_catalogue_is_the_contract() -> None:
         "topic_id_unresolved": "info",
         "task_active_twice": "critical",
         "task_active_and_standby": "error",
+        "consumer_stopped": "error",
+        "consumer_stalled": "warning",
+        "offset_rewound": "warning",
+        "consumer_lagging": "warning",
     }
     assert len(KINDS) == len(CATALOGUE)

@@ -1,0 +1,158 @@
+"""``groupwatch analyze --bootstrap-server``'s lag against Kafka's own answer.
+
+Real groups of three clients -- Kafka's Java consumer (classic protocol and KIP-848) and
+librdkafka (confluent-kafka) -- consume part of a topic and commit; then producers and
+consumers are paused and more records arrive. At that moment the records behind that analyze
+reports for every partition equal what Kafka's Admin API says (``listConsumerGroupOffsets``
+against ``listOffsets``, kafka-python's admin client and consumer here), exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+
+from groupwatch_dev.demo.java_members import JavaGroupMembers
+from groupwatch_dev.demo.traffic import create_topic
+from tests.realgroups import dump_consumer_offsets
+
+pytestmark = pytest.mark.broker
+
+TOPIC = "lag-orders"
+PARTITIONS = 4
+#: Records per partition before the groups consume, and after they paused.
+BEFORE = (40, 25, 10, 0)
+AFTER = (30, 7, 0, 12)
+JAVA_CLASSIC = "lag-java-classic"
+JAVA_848 = "lag-java-848"
+RDKAFKA = "lag-rdkafka"
+GROUPS = (JAVA_CLASSIC, JAVA_848, RDKAFKA)
+
+
+def _produce(broker: str, counts: tuple[int, ...]) -> None:
+    producer = KafkaProducer(bootstrap_servers=broker, linger_ms=5)
+    for p, n in enumerate(counts):
+        for i in range(n):
+            producer.send(TOPIC, value=b"order-%d-%d" % (p, i), partition=p)
+    producer.flush()
+    producer.close()
+
+
+def _committed(broker: str, group: str) -> dict[tuple[str, int], int]:
+    """Kafka's answer: ``listConsumerGroupOffsets`` (OffsetFetch)."""
+    admin = KafkaAdminClient(bootstrap_servers=broker)
+    try:
+        offsets = admin.list_group_offsets({group: None})[group]
+    finally:
+        admin.close()
+    return {
+        (tp.topic, tp.partition): int(om.offset) for tp, om in offsets.items() if om.offset >= 0
+    }
+
+
+def _ends(broker: str) -> dict[tuple[str, int], int]:
+    """Kafka's answer: ``listOffsets`` latest, from a consumer (not analyze's admin path)."""
+    consumer = KafkaConsumer(bootstrap_servers=broker)
+    try:
+        tps = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+        return {(tp.topic, tp.partition): int(o) for tp, o in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()
+
+
+def _wait_committed(broker: str, group: str, want: dict[tuple[str, int], int]) -> None:
+    deadline = time.monotonic() + 60
+    while _committed(broker, group) != want:
+        assert time.monotonic() < deadline, f"{group}: {_committed(broker, group)} != {want}"
+        time.sleep(0.5)
+
+
+def _rdkafka_group(broker: str) -> None:
+    """librdkafka consumes everything, then commits a different offset on each partition."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as CTP
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker,
+            "group.id": RDKAFKA,
+            "client.id": "lag-rdkafka-1",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 10000,
+        }
+    )
+    try:
+        consumer.subscribe([TOPIC])
+        seen = 0
+        deadline = time.monotonic() + 60
+        while seen < sum(BEFORE):
+            assert time.monotonic() < deadline, f"librdkafka read {seen} of {sum(BEFORE)}"
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                seen += 1
+        consumer.commit(
+            offsets=[CTP(TOPIC, p, n // 2) for p, n in enumerate(BEFORE) if n],
+            asynchronous=False,
+        )
+    finally:
+        consumer.close()
+
+
+@pytest.fixture(scope="module")
+def paused(broker: str) -> dict[str, Any]:
+    """The groups paused with records waiting; yields the names of the members left in."""
+    create_topic(broker, TOPIC, PARTITIONS)
+    _produce(broker, BEFORE)
+    full = {(TOPIC, p): n for p, n in enumerate(BEFORE)}
+    with JavaGroupMembers(broker) as members:
+        members.join("lag-java-classic-1", JAVA_CLASSIC, [TOPIC], "range")
+        members.join("lag-java-848-1", JAVA_848, [TOPIC], "uniform", protocol="consumer")
+        members.wait_covered(["lag-java-classic-1"], PARTITIONS)
+        members.wait_covered(["lag-java-848-1"], PARTITIONS)
+        _wait_committed(broker, JAVA_CLASSIC, full)
+        _wait_committed(broker, JAVA_848, full)
+        # The classic member stops polling without leaving: it still owns its partitions.
+        members.stall("lag-java-classic-1", 600_000)
+        members.leave("lag-java-848-1")
+        _rdkafka_group(broker)
+        _produce(broker, AFTER)
+        yield {"owner": "lag-java-classic-1"}
+
+
+def test_records_behind_equal_kafkas_admin_answer_for_every_partition(
+    broker: str, paused: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from groupwatch.cli import main
+
+    dump = tmp_path / "offsets.jsonl"
+    dump.write_text("".join(json.dumps(x) + "\n" for x in dump_consumer_offsets(broker)))
+    rows_file = tmp_path / "lag.jsonl"
+    assert main(["analyze", str(dump), "--bootstrap-server", broker, "--lag", str(rows_file)]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    ends = _ends(broker)
+    for group in GROUPS:
+        kafka = {tp: ends[tp] - c for tp, c in _committed(broker, group).items()}
+        ours = {(r["topic"], r["partition"]): r["lag_records"] for r in rows if r["group"] == group}
+        assert ours == kafka, group
+        assert any(kafka.values()), f"{group}: nothing behind, the test proves nothing"
+        for r in rows:
+            if r["group"] == group:
+                assert r["end_offset"] == ends[(r["topic"], r["partition"])]
+    # The member that stopped polling without leaving is still the owner; the others left.
+    classic = [r for r in rows if r["group"] == JAVA_CLASSIC]
+    assert {r["owner_client"] for r in classic} == {paused["owner"]}
+    assert all(r["owner_member"] and r["owner_generation"] is not None for r in classic)
+    assert all(r["owner_member"] is None for r in rows if r["group"] in (JAVA_848, RDKAFKA))
+    # Records waiting for seconds, not minutes: nothing stopped, stalled or lagging yet.
+    found = [json.loads(line) for line in out.splitlines()]
+    assert not [f for f in found if f["group"] in GROUPS and f["severity"] != "info"], found
+    assert {r["status"] for r in rows if r["lag_records"]} == {"ok"}
+    assert all(r["lag_seconds"] is not None and r["lag_seconds"] < 120 for r in rows)
+    assert "lag:" in err
