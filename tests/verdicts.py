@@ -56,13 +56,13 @@ class Analysis:
     stderr: str = field(repr=False)
 
 
-def analyze(dump: Path, broker: str) -> Analysis:
-    """``groupwatch analyze DUMP --bootstrap-server BROKER``, in this process."""
+def analyze(dump: Path, broker: str, *extra: str) -> Analysis:
+    """``groupwatch analyze DUMP --bootstrap-server BROKER [EXTRA...]``, in this process."""
     from groupwatch.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(["analyze", str(dump), "--bootstrap-server", broker])
+        rc = main(["analyze", str(dump), "--bootstrap-server", broker, *extra])
     assert rc == 0, err.getvalue()
     found: Findings = defaultdict(list)
     for line in out.getvalue().splitlines():
