@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "config": ("groupwatch.config_command", "print the effective configuration"),
     "dashboard": ("groupwatch.dashboard.command", "serve the read-only web dashboard"),
     "notify": ("groupwatch.notify.command", "evaluate alert rules over the findings table"),
+    "lag": ("groupwatch.lag.command", "print consumer lag per partition (partition_lag)"),
 }
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from groupwatch import locations
 from groupwatch.detect import partitions
 from groupwatch.detect.config import DetectorConfig
-from groupwatch.lag.judge import LagRules
+from groupwatch.detect.lag.judge import LagRules
 
 ENV_PREFIX = "GROUPWATCH_"
 DEFAULT_CONF = Path("conf") / "local.toml"

@@ -124,6 +124,42 @@ def merge_once(
     )
 
 
+def merge_rows_once(
+    path: Path,
+    data: pa.Table,
+    app_id: str,
+    batch_id: int,
+    *,
+    on: str,
+    update: Mapping[str, str],
+    insert: Mapping[str, str],
+    delete_when: str | None = None,
+    insert_when: str | None = None,
+) -> bool:
+    """A MERGE of ``data`` (columns as they are, more than the table's allowed) by explicit
+    SQL: ``on`` matches, ``delete_when`` deletes matched rows, the others are updated by
+    ``update``; unmatched rows are inserted by ``insert`` where ``insert_when`` holds."""
+
+    def write() -> bool:
+        target = DeltaTable(str(path))
+        if _written(target, app_id, batch_id):
+            return False
+        merger = target.merge(
+            data,
+            on,
+            source_alias="s",
+            target_alias="t",
+            commit_properties=_commit(app_id, batch_id, None),
+        )
+        if delete_when is not None:
+            merger = merger.when_matched_delete(delete_when)
+        merger = merger.when_matched_update(dict(update))
+        merger.when_not_matched_insert(dict(insert), insert_when).execute()
+        return True
+
+    return _retried(write, f"{path.name} merge")
+
+
 def _merge(
     path: Path,
     table: Table,

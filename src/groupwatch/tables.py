@@ -300,6 +300,121 @@ GROUP_OFFSETS = Table(
 
 
 @dataclass(frozen=True, slots=True)
+class CommittedRow:
+    """A row of ``committed_offsets``."""
+
+    group: str | None = column("string", "consumer group id")
+    topic: str | None = column("string", "topic")
+    partition: int | None = column("int", "partition")
+    committed_offset: int | None = column("bigint", "the latest committed offset")
+    leader_epoch: int | None = column("int", "its leader epoch (-1: none; null before v3 values)")
+    metadata_size: int | None = column("int", "bytes of the commit's metadata string")
+    commit_time: dt.datetime | None = column(
+        "timestamp", "the latest commit's record time (the coordinator's clock)"
+    )
+    moved_time: dt.datetime | None = column(
+        "timestamp", "when the committed offset last changed (first commit of this offset)"
+    )
+    commits: int | None = column("bigint", "offset-commit records seen for the partition")
+
+
+COMMITTED_OFFSETS = Table(
+    "committed_offsets",
+    "The latest committed offset per (group, topic, partition), aggregated in the JVM; an "
+    "offset tombstone (offset deleted or expired, group deleted) removes the row.",
+    CommittedRow,
+    key=("group", "topic", "partition"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EndOffsetRow:
+    """A row of ``end_offsets``."""
+
+    topic: str | None = column("string", "topic")
+    partition: int | None = column("int", "partition")
+    start_offset: int | None = column("bigint", "log start offset (`listOffsets` earliest)")
+    end_offset: int | None = column("bigint", "log end offset (`listOffsets` latest)")
+    observed_at: dt.datetime | None = column("timestamp", "when the brokers answered")
+
+
+END_OFFSETS = Table(
+    "end_offsets",
+    "The brokers' log start and end offsets of every committed-to partition, every "
+    "`lag.poll_seconds`; kept `lag.history_hours` (seconds behind is estimated from it).",
+    EndOffsetRow,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionLagRow:
+    """A row of ``partition_lag``."""
+
+    group: str | None = column("string", "consumer group id")
+    topic: str | None = column("string", "topic")
+    partition: int | None = column("int", "partition")
+    committed_offset: int | None = column("bigint", "the latest committed offset")
+    commit_time: dt.datetime | None = column("timestamp", "when it was committed")
+    end_offset: int | None = column("bigint", "log end offset (null if never observed)")
+    lag_records: int | None = column(
+        "bigint", "records behind: end - committed, never negative (null if end unknown)"
+    )
+    lag_seconds: float | None = column(
+        "double", "age of the oldest unconsumed record (docs/lag.md; null where unknown)"
+    )
+    lag_seconds_at_least: bool | None = column(
+        "boolean", "the history is too short: `lag_seconds` is a lower bound"
+    )
+    status: str | None = column(
+        "string", "`ok`, `lagging`, `stalled`, `stopped`, `rewound` or `idle` (docs/lag.md)"
+    )
+    owner_member: str | None = column("string", "the member that owns it now (null: nobody)")
+    owner_client: str | None = column("string", "its client.id")
+    owner_host: str | None = column("string", "its host")
+    owner_generation: int | None = column("int", "generation (classic) or member epoch (KIP-848)")
+    observed_at: dt.datetime | None = column(
+        "timestamp", "when the end offset used was observed (the brokers' answer)"
+    )
+    stale: bool | None = column(
+        "boolean", "the brokers did not answer the last poll: the values are the last known"
+    )
+    retired: bool | None = column(
+        "boolean", "nobody owns it and no commit for `lag.retire_hours`: not alerted"
+    )
+
+
+PARTITION_LAG = Table(
+    "partition_lag",
+    "Lag now, one row per (group, topic, partition) with a committed offset, rewritten every "
+    "`lag.poll_seconds` (docs/lag.md).",
+    PartitionLagRow,
+    key=("group", "topic", "partition"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LagHistoryRow:
+    """A row of ``lag_history``."""
+
+    group: str | None = column("string", "consumer group id")
+    topic: str | None = column("string", "topic")
+    observed_at: dt.datetime | None = column("timestamp", "the poll's answer time")
+    partitions: int | None = column("int", "committed partitions of the topic")
+    lag_records: int | None = column("bigint", "records behind, summed over the partitions")
+    lag_seconds: float | None = column(
+        "double", "seconds behind, the maximum over the partitions (null if unknown)"
+    )
+    status: str | None = column("string", "the worst partition status")
+
+
+LAG_HISTORY = Table(
+    "lag_history",
+    "Lag per (group, topic) at every poll, for lag over time; kept `lag.history_hours`.",
+    LagHistoryRow,
+)
+
+
+@dataclass(frozen=True, slots=True)
 class ValidationRow:
     """A row of ``validation_results``."""
 
@@ -357,6 +472,10 @@ Row = (
     | FindingRow
     | QuarantineRow
     | OffsetsRow
+    | CommittedRow
+    | EndOffsetRow
+    | PartitionLagRow
+    | LagHistoryRow
     | ValidationRow
     | StateRow
 )
@@ -371,10 +490,18 @@ TABLES: dict[str, Table] = {
         FINDINGS,
         QUARANTINE,
         GROUP_OFFSETS,
+        COMMITTED_OFFSETS,
+        END_OFFSETS,
+        PARTITION_LAG,
+        LAG_HISTORY,
         VALIDATION_RESULTS,
         GROUP_STATE,
     )
 }
+
+#: Tables whose rows depend on when the brokers were asked (``lag.poll_seconds``), not only on
+#: the records: two runs over the same records agree on every other table, not on these.
+POLLED_TABLES: tuple[str, ...] = (END_OFFSETS.name, PARTITION_LAG.name, LAG_HISTORY.name)
 
 
 def markdown() -> str:

@@ -96,13 +96,36 @@ def _note() -> CommitProperties:
     return CommitProperties(custom_metadata={"userMetadata": UPKEEP_NOTE})
 
 
-def tidy(path: Path, table: Table, upkeep: UpkeepConfig, cutoff: dt.date | None) -> Tidied:
-    """One upkeep of the table at ``path`` (steps in the module's doc)."""
+#: The lag history tables, trimmed by the brokers' answer time to ``lag.history_hours``.
+OBSERVED_COLUMN = "observed_at"
+OBSERVED_TABLES = ("end_offsets", "lag_history")
+
+
+def observed_cutoff(history_hours: int, now: dt.datetime | None = None) -> dt.datetime | None:
+    """The oldest ``observed_at`` kept in the lag history tables (None: keep everything)."""
+    if history_hours <= 0:
+        return None
+    return (now or dt.datetime.now(tz=dt.UTC)) - dt.timedelta(hours=history_hours)
+
+
+def tidy(
+    path: Path,
+    table: Table,
+    upkeep: UpkeepConfig,
+    cutoff: dt.date | None,
+    observed_before: dt.datetime | None = None,
+) -> Tidied:
+    """One upkeep of the table at ``path`` (steps in the module's doc); ``observed_before``:
+    the lag history tables' rows observed before it are deleted."""
     started = time.monotonic()
     counts = {"compacted": 0, "written": 0, "vacuumed": 0, "expired_rows": 0}
     conflict = False
     try:
         target = DeltaTable(str(path))
+        if observed_before is not None and table.name in OBSERVED_TABLES:
+            stamp = observed_before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            done = target.delete(f"{OBSERVED_COLUMN} < '{stamp}'", commit_properties=_note())
+            counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
         if cutoff is not None and HISTORY_COLUMN in table.partition_by:
             old = [
                 p
@@ -114,7 +137,7 @@ def tidy(path: Path, table: Table, upkeep: UpkeepConfig, cutoff: dt.date | None)
                 done = target.delete(
                     f"{HISTORY_COLUMN} < '{cutoff.isoformat()}'", commit_properties=_note()
                 )
-                counts["expired_rows"] = int(done.get("num_deleted_rows", 0))
+                counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
         metrics = target.optimize.compact(
             target_size=upkeep.target_file_mb * 1_000_000,
             # One rewrite at a time: the job's two cores also run the next batch.

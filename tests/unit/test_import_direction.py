@@ -147,6 +147,7 @@ LAYERS: dict[str, int] = {
     "deltawrite": 8,
     "upkeep": 8,
     "notify": 8,
+    "lag": 8,
     "spark": 9,
     "dashboard": 9,
     "job": 10,

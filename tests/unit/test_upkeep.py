@@ -282,3 +282,24 @@ def test_a_merge_that_loses_to_a_concurrent_optimize_is_run_again(
     assert optimized[0] > 0
     assert any("lost a commit race" in r.getMessage() for r in caplog.records)
     assert _rows(path) == _rows(plain)
+
+
+def test_lag_history_is_trimmed_to_history_hours(tmp_path: Path) -> None:
+    settings = UpkeepConfig()
+    path = _create(tmp_path, tables.END_OFFSETS, settings)
+    now = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
+    times = [now - dt.timedelta(hours=h) for h in (200, 169, 167, 1)]
+    rows = pa.Table.from_pylist(
+        [
+            {"topic": "t", "partition": 0, "start_offset": 0, "end_offset": i, "observed_at": at}
+            for i, at in enumerate(times)
+        ],
+        schema=deltaread.schema("end_offsets"),
+    )
+    deltawrite.append_once(path, tables.END_OFFSETS, rows, APP, 0)
+    cutoff = upkeep.observed_cutoff(168, now)
+    done = upkeep.tidy(path, tables.END_OFFSETS, settings, None, cutoff)
+    assert done.expired_rows == 2
+    kept = DeltaTable(str(path)).to_pyarrow_table().column("end_offset").to_pylist()
+    assert sorted(kept) == [2, 3]
+    assert upkeep.observed_cutoff(0, now) is None

@@ -30,7 +30,7 @@ from groupwatch.detect.partitions import (
 )
 
 if TYPE_CHECKING:
-    from groupwatch.lag.offline import InputLag
+    from groupwatch.detect.lag.offline import InputLag
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,8 +142,8 @@ def _lag_at_brokers(
     rows_to: str | None,
 ) -> None:
     """The input's groups' lag against the brokers' offsets now: findings, and rows to a file."""
-    from groupwatch.lag import brokers
-    from groupwatch.lag.judge import LagRules, judge
+    from groupwatch.detect.lag import brokers
+    from groupwatch.detect.lag.judge import LagRules, judge
 
     try:
         ends = brokers.end_offsets(bootstrap, lag.partitions())
@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     analyzer = Analyzer(config)
     lag = None
     if args.bootstrap_server:
-        from groupwatch.lag.offline import InputLag
+        from groupwatch.detect.lag.offline import InputLag
 
         lag = InputLag()
     try:

@@ -55,6 +55,37 @@ class JobMetrics:
         self.last_batch_time = Gauge(
             "groupwatch_last_batch_timestamp_seconds", "When the last batch finished", registry=r
         )
+        # Consumer lag (docs/lag.md), set after every end-offset poll; per (group, topic) to
+        # bound the series count, per partition only with lag.partition_metrics.
+        self.lag_records = Gauge(
+            "groupwatch_lag_records",
+            "Records behind, summed over the topic's committed partitions",
+            ["group", "topic"],
+            registry=r,
+        )
+        self.lag_seconds = Gauge(
+            "groupwatch_lag_seconds",
+            "Seconds behind: the oldest unconsumed record's age, the topic's maximum",
+            ["group", "topic"],
+            registry=r,
+        )
+        self.lag_status = Gauge(
+            "groupwatch_lag_status",
+            "1 for the topic's worst partition status",
+            ["group", "topic", "status"],
+            registry=r,
+        )
+        self.partition_lag_records = Gauge(
+            "groupwatch_partition_lag_records",
+            "Records behind per partition (lag.partition_metrics)",
+            ["group", "topic", "partition"],
+            registry=r,
+        )
+        self.lag_poll_age = Gauge(
+            "groupwatch_lag_poll_age_seconds",
+            "Seconds since the last successful end-offset poll",
+            registry=r,
+        )
         # Every series exists from the start, at 0, so alert rules see the first increase.
         for kind in CATALOGUE:
             self.findings.labels(kind.name, kind.severity)

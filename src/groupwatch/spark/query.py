@@ -35,6 +35,7 @@ from groupwatch.config import Config
 from groupwatch.detect import DetectorConfig
 from groupwatch.spark import (
     batch_report,
+    committed,
     offsets,
     python_stage,
     sinks,
@@ -45,6 +46,7 @@ from groupwatch.spark import (
 )
 from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.group_views import GroupViews
+from groupwatch.spark.lag import LagPoller
 from groupwatch.spark.pipelines import read_source
 from groupwatch.spark.topic_names import TopicNames
 
@@ -97,6 +99,8 @@ class GroupwatchQuery:
         self.group_views = GroupViews.of(spark, config)
         #: Group state reads, from the driver's cache when it mirrors the table.
         self.state = state_store.StateStore(spark, config)
+        #: Consumer lag: end offsets polled every ``lag.poll_seconds`` (docs/lag.md).
+        self.lag = LagPoller(spark, config, metrics)
 
     @classmethod
     def from_config(
@@ -153,12 +157,14 @@ class GroupwatchQuery:
         try:
             stats = source.stats(split)
             if not stats.counts:
+                self._lag(batch_id)
                 completed = True
                 return
             quiescent = self._caught_up(batch, stats.rows, stats.partitions)
             malformed = None
             if stats.has_commits:
                 malformed = self._write_offsets(df, batch_id)
+                self._write_committed(df, batch_id)
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._due_groups(batch_id, stats.clocks)
@@ -183,6 +189,7 @@ class GroupwatchQuery:
             clock = max(stats.clocks.values(), default=None)
             if clock is not None:
                 self._maintain_state(batch_id, clock)
+            self._lag(batch_id)
             self._upkeep(batch_id, clock)
             completed = True
         finally:
@@ -209,6 +216,13 @@ class GroupwatchQuery:
 
     def _write_offsets(self, df: DataFrame, batch_id: int) -> Column | None:
         return offsets.merge_commits(self.spark, self.config, df, batch_id)
+
+    def _write_committed(self, df: DataFrame, batch_id: int) -> None:
+        committed.merge(self.spark, self.config, df, batch_id)
+
+    def _lag(self, batch_id: int) -> None:
+        """The brokers' end offsets and the lag tables, when a poll is due."""
+        self.lag.poll(batch_id)
 
     def _due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
         return self.state.due_groups(batch_id, clocks)

@@ -52,13 +52,14 @@ def run(
 ) -> list[tidying.Tidied]:
     """This batch's upkeep: the tables whose turn it is, tidied; what was done to each."""
     cutoff = tidying.history_cutoff(config.upkeep, clock_ms)
+    observed = tidying.observed_cutoff(config.lag.history_hours)
     done = []
     for table in due(config, batch_id):
         local = locations.local_path(config.table_path(table.name))
         if local is not None:
-            result = tidying.tidy(local, table, config.upkeep, cutoff)
+            result = tidying.tidy(local, table, config.upkeep, cutoff, observed)
         else:
-            result = _tidy_by_spark(spark, config, table, cutoff)
+            result = _tidy_by_spark(spark, config, table, cutoff, observed)
         done.append(result)
         log.info(
             "batch %d: upkeep of %s: %d file(s) compacted into %d, %d vacuumed, %d expired "
@@ -77,7 +78,11 @@ def run(
 
 
 def _tidy_by_spark(
-    spark: SparkSession, config: Config, table: Table, cutoff: dt.date | None
+    spark: SparkSession,
+    config: Config,
+    table: Table,
+    cutoff: dt.date | None,
+    observed: dt.datetime | None = None,
 ) -> tidying.Tidied:
     """The same steps with Spark, for a table on an object store."""
     import time
@@ -94,6 +99,8 @@ def _tidy_by_spark(
         with sinks.session_settings(spark, settings), sinks.commit_note(spark, tidying.UPKEEP_NOTE):
             if cutoff is not None and tidying.HISTORY_COLUMN in table.partition_by:
                 target.delete(F.col(tidying.HISTORY_COLUMN) < F.lit(cutoff))
+            if observed is not None and table.name in tidying.OBSERVED_TABLES:
+                target.delete(F.col(tidying.OBSERVED_COLUMN) < F.lit(observed))
             metrics = target.optimize().executeCompaction().first()
             if metrics is not None:
                 compacted = int(metrics["metrics"]["numFilesRemoved"])

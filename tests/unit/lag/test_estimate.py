@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groupwatch.lag.estimate import seconds_behind
-from groupwatch.lag.model import EndOffset
+from groupwatch.detect.lag.estimate import seconds_behind
+from groupwatch.detect.lag.model import EndOffset
 
 
 def obs(*points: tuple[int, int]) -> list[EndOffset]:

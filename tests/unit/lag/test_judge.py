@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groupwatch.lag.book import CommitBook, advance
-from groupwatch.lag.judge import LagRules, Track, Verdict, judge
-from groupwatch.lag.model import Commit, EndOffset, Owner, worst
+from groupwatch.detect.lag.book import CommitBook, advance
+from groupwatch.detect.lag.judge import LagRules, Track, Verdict, judge
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner, worst
 
 RULES = LagRules(poll_ms=15_000, warn_ms=60_000, stop_ms=300_000, window_ms=300_000)
 OWNER = Owner("consumer-2-8f01", "billing-2", "/10.0.3.7", 41)

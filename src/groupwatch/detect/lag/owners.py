@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from groupwatch.detect.lag.model import Owner
 from groupwatch.detect.model import GroupSnapshot
 from groupwatch.detect.modern import ModernState
 from groupwatch.detect.modern.model import GroupType
-from groupwatch.lag.model import Owner
 
 TP = tuple[str, int]
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from groupwatch.detect.events import event_from_record
+from groupwatch.detect.lag.book import CommitBook
+from groupwatch.detect.lag.judge import LagRules, Verdict, judge
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner
+from groupwatch.detect.lag.owners import TP, classic_owners, modern_members, modern_owners
 from groupwatch.detect.model import GroupSnapshot, Tombstone
-from groupwatch.lag.book import CommitBook
-from groupwatch.lag.judge import LagRules, Verdict, judge
-from groupwatch.lag.model import Commit, EndOffset, Owner
-from groupwatch.lag.owners import TP, classic_owners, modern_members, modern_owners
 
 if TYPE_CHECKING:
     from groupwatch.detect.engine import Analyzer
@@ -79,7 +79,14 @@ class InputLag:
     def _group(self, event: object) -> None:
         if isinstance(event, GroupSnapshot):
             if not event.awaiting_assignment:
-                self.classic[event.group] = classic_owners(event)
+                # The generation since which the member owns it, as partition_ownership says.
+                before = self.classic.get(event.group, {})
+                now = classic_owners(event)
+                for tp, owner in now.items():
+                    old = before.get(tp)
+                    if old is not None and old.member == owner.member:
+                        now[tp] = old
+                self.classic[event.group] = now
             self.shape[event.group] = (event.generation, len(event.members))
         elif isinstance(event, Tombstone):
             self.classic.pop(event.group, None)

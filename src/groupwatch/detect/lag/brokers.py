@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from groupwatch.detect.lag.model import EndOffset
 from groupwatch.detect.partitions import PartitionsError, admin_client, now_ms
-from groupwatch.lag.model import EndOffset
 
 TP = tuple[str, int]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from groupwatch.lag.model import EndOffset
+from groupwatch.detect.lag.model import EndOffset
 
 
 @dataclass(frozen=True, slots=True)

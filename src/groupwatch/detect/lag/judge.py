@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from groupwatch.detect.findings import Finding, Source
-from groupwatch.lag.estimate import seconds_behind
-from groupwatch.lag.model import Commit, EndOffset, Owner, PartitionLag, Status
+from groupwatch.detect.lag.estimate import seconds_behind
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag, Status
 
 
 @dataclass(frozen=True, slots=True)

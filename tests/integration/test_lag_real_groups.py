@@ -1,16 +1,19 @@
-"""``groupwatch analyze --bootstrap-server``'s lag against Kafka's own answer.
+"""Lag against Kafka's own answer, in ``groupwatch analyze --bootstrap-server`` and in the job.
 
 Real groups of three clients -- Kafka's Java consumer (classic protocol and KIP-848) and
 librdkafka (confluent-kafka) -- consume part of a topic and commit; then producers and
 consumers are paused and more records arrive. At that moment the records behind that analyze
 reports for every partition equal what Kafka's Admin API says (``listConsumerGroupOffsets``
-against ``listOffsets``, kafka-python's admin client and consumer here), exactly.
+against ``listOffsets``, kafka-python's admin client and consumer here), exactly; the job's
+``committed_offsets``, ``end_offsets``, ``partition_lag`` and ``lag_history`` say the same, and
+the job and analyze agree partition for partition, owners included.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,7 @@ AFTER = (30, 7, 0, 12)
 JAVA_CLASSIC = "lag-java-classic"
 JAVA_848 = "lag-java-848"
 RDKAFKA = "lag-rdkafka"
+OWNER = "lag-rdkafka-1"
 GROUPS = (JAVA_CLASSIC, JAVA_848, RDKAFKA)
 
 
@@ -72,8 +76,9 @@ def _wait_committed(broker: str, group: str, want: dict[tuple[str, int], int]) -
         time.sleep(0.5)
 
 
-def _rdkafka_group(broker: str) -> None:
-    """librdkafka consumes everything, then commits a different offset on each partition."""
+def _rdkafka_group(broker: str) -> Any:
+    """librdkafka consumes everything, commits a different offset on each partition, and
+    stays in the group without polling (its owner while the tests run)."""
     from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as CTP
 
@@ -81,31 +86,31 @@ def _rdkafka_group(broker: str) -> None:
         {
             "bootstrap.servers": broker,
             "group.id": RDKAFKA,
-            "client.id": "lag-rdkafka-1",
+            "client.id": OWNER,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "session.timeout.ms": 10000,
+            # Paused, not gone: the background thread keeps the membership this long.
+            "max.poll.interval.ms": 3_600_000,
         }
     )
-    try:
-        consumer.subscribe([TOPIC])
-        seen = 0
-        deadline = time.monotonic() + 60
-        while seen < sum(BEFORE):
-            assert time.monotonic() < deadline, f"librdkafka read {seen} of {sum(BEFORE)}"
-            msg = consumer.poll(0.5)
-            if msg is not None and not msg.error():
-                seen += 1
-        consumer.commit(
-            offsets=[CTP(TOPIC, p, n // 2) for p, n in enumerate(BEFORE) if n],
-            asynchronous=False,
-        )
-    finally:
-        consumer.close()
+    consumer.subscribe([TOPIC])
+    seen = 0
+    deadline = time.monotonic() + 60
+    while seen < sum(BEFORE):
+        assert time.monotonic() < deadline, f"librdkafka read {seen} of {sum(BEFORE)}"
+        msg = consumer.poll(0.5)
+        if msg is not None and not msg.error():
+            seen += 1
+    consumer.commit(
+        offsets=[CTP(TOPIC, p, n // 2) for p, n in enumerate(BEFORE) if n],
+        asynchronous=False,
+    )
+    return consumer
 
 
 @pytest.fixture(scope="module")
-def paused(broker: str) -> dict[str, Any]:
+def paused(broker: str) -> Iterator[dict[str, Any]]:
     """The groups paused with records waiting; yields the names of the members left in."""
     create_topic(broker, TOPIC, PARTITIONS)
     _produce(broker, BEFORE)
@@ -117,12 +122,14 @@ def paused(broker: str) -> dict[str, Any]:
         members.wait_covered(["lag-java-848-1"], PARTITIONS)
         _wait_committed(broker, JAVA_CLASSIC, full)
         _wait_committed(broker, JAVA_848, full)
-        # The classic member stops polling without leaving: it still owns its partitions.
-        members.stall("lag-java-classic-1", 600_000)
+        members.leave("lag-java-classic-1")
         members.leave("lag-java-848-1")
-        _rdkafka_group(broker)
+    rdkafka = _rdkafka_group(broker)
+    try:
         _produce(broker, AFTER)
-        yield {"owner": "lag-java-classic-1"}
+        yield {"owner": OWNER}
+    finally:
+        rdkafka.close()
 
 
 def test_records_behind_equal_kafkas_admin_answer_for_every_partition(
@@ -146,13 +153,75 @@ def test_records_behind_equal_kafkas_admin_answer_for_every_partition(
             if r["group"] == group:
                 assert r["end_offset"] == ends[(r["topic"], r["partition"])]
     # The member that stopped polling without leaving is still the owner; the others left.
-    classic = [r for r in rows if r["group"] == JAVA_CLASSIC]
-    assert {r["owner_client"] for r in classic} == {paused["owner"]}
-    assert all(r["owner_member"] and r["owner_generation"] is not None for r in classic)
-    assert all(r["owner_member"] is None for r in rows if r["group"] in (JAVA_848, RDKAFKA))
+    owned = [r for r in rows if r["group"] == RDKAFKA]
+    assert {r["owner_client"] for r in owned} == {paused["owner"]}
+    assert all(r["owner_member"] and r["owner_generation"] is not None for r in owned)
+    assert all(r["owner_member"] is None for r in rows if r["group"] in (JAVA_848, JAVA_CLASSIC))
     # Records waiting for seconds, not minutes: nothing stopped, stalled or lagging yet.
     found = [json.loads(line) for line in out.splitlines()]
     assert not [f for f in found if f["group"] in GROUPS and f["severity"] != "info"], found
     assert {r["status"] for r in rows if r["lag_records"]} == {"ok"}
     assert all(r["lag_seconds"] is not None and r["lag_seconds"] < 120 for r in rows)
     assert "lag:" in err
+
+
+def test_the_jobs_partition_lag_equals_kafkas_and_agrees_with_analyze(
+    broker: str,
+    paused: dict[str, Any],
+    spark: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from groupwatch.cli import main
+    from tests.realgroups import make_config, run_once, table
+
+    cfg = make_config(broker, tmp_path / "job", "validation.every_n_batches=0")
+    run_once(spark, cfg)
+    ends = _ends(broker)
+    lag_rows = [r.asDict() for r in table(spark, cfg, "partition_lag").collect()]
+    committed = {
+        (r["group"], r["topic"], r["partition"]): r["committed_offset"]
+        for r in table(spark, cfg, "committed_offsets").collect()
+    }
+    for group in GROUPS:
+        kafka_committed = _committed(broker, group)
+        assert {(t, p): c for (g, t, p), c in committed.items() if g == group} == kafka_committed, (
+            group
+        )
+        kafka = {tp: ends[tp] - c for tp, c in kafka_committed.items()}
+        ours = {
+            (r["topic"], r["partition"]): r["lag_records"] for r in lag_rows if r["group"] == group
+        }
+        assert ours == kafka, group
+    end_rows = table(spark, cfg, "end_offsets").collect()
+    assert {
+        (r["topic"], r["partition"]): r["end_offset"] for r in end_rows if r["topic"] == TOPIC
+    } == ends
+    history = [r.asDict() for r in table(spark, cfg, "lag_history").collect()]
+    for group in GROUPS:
+        (h,) = [h for h in history if h["group"] == group and h["topic"] == TOPIC]
+        assert h["lag_records"] == sum(r["lag_records"] for r in lag_rows if r["group"] == group)
+    # The job and analyze agree partition for partition, owners included.
+    dump = tmp_path / "offsets.jsonl"
+    dump.write_text("".join(json.dumps(x) + "\n" for x in dump_consumer_offsets(broker)))
+    rows_file = tmp_path / "lag.jsonl"
+    assert main(["analyze", str(dump), "--bootstrap-server", broker, "--lag", str(rows_file)]) == 0
+    capsys.readouterr()
+    offline = [json.loads(line) for line in rows_file.read_text().splitlines()]
+
+    def view(rows: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
+        return {
+            (
+                r["group"], r["topic"], r["partition"], r["committed_offset"], r["end_offset"],
+                r["lag_records"], r["owner_member"], r["owner_client"], r["owner_generation"],
+            )
+            for r in rows
+            if r["group"] in GROUPS
+        }  # fmt: skip
+
+    assert view(lag_rows) == view(offline)
+    assert {r["owner_client"] for r in lag_rows if r["group"] == RDKAFKA} == {paused["owner"]}
+    # Nothing alarming: the records have waited seconds.
+    findings = table(spark, cfg, "findings").collect()
+    lag_kinds = {"consumer_stopped", "consumer_stalled", "offset_rewound", "consumer_lagging"}
+    assert not [f for f in findings if f["kind"] in lag_kinds]

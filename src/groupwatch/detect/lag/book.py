@@ -5,14 +5,14 @@ a rebalance (the generation or group epoch changed since the previous commit) or
 the group itself (written while the group had no members, as ``kafka-consumer-groups
 --reset-offsets`` requires) is the group's own doing, and a committed offset past the log end
 (a topic deleted and created again) going back to the new log is no rewind either; those are
-judged where the log end is known (:mod:`groupwatch.lag.judge`).
+judged where the log end is known (:mod:`groupwatch.detect.lag.judge`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from groupwatch.lag.model import Commit
+from groupwatch.detect.lag.model import Commit
 
 Key = tuple[str, str, int]
 

@@ -1,0 +1,388 @@
+"""Lag in the job: the driver asks the brokers for the log start and end offsets of every
+partition some group commits to, every ``lag.poll_seconds`` (checked after each batch), and
+writes ``end_offsets`` (history), ``lag_history`` (per group and topic) and ``partition_lag``
+(the current view, rewritten), plus the lag findings, from the driver with delta-rs.
+
+The committed offsets come from ``committed_offsets`` (the JVM keeps them:
+:mod:`groupwatch.spark.committed`), the owners from ``partition_ownership``'s open intervals
+and ``member_assignments``' hosts. A broker that does not answer is one warning per
+``source.wait_log_seconds``; lag then stays at its last value, marked stale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import re
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from groupwatch import deltawrite, locations, tables
+from groupwatch.config import Config
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
+from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag
+from groupwatch.spark import sinks
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
+    from pyspark.sql import SparkSession
+
+    from groupwatch.spark.metrics import JobMetrics
+
+log = logging.getLogger("groupwatch.job")
+
+APP_ID = f"{sinks.APP_ID}-lag"
+ASK_TIMEOUT_SECONDS = 15
+#: ``TopicPartition.toString()`` = ``topic-partition``, then ``=ListOffsetsResultInfo(offset=N``.
+_RESULT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)=ListOffsetsResultInfo\(offset=(-?\d+)")
+
+
+def parse_offsets(text: str) -> dict[TP, int]:
+    """(topic, partition) -> offset from the text of ``listOffsets``' result map."""
+    return {(t, int(p)): int(o) for t, p, o in _RESULT.findall(text)}
+
+
+def list_offsets(
+    spark: SparkSession,
+    config: Config,
+    partitions: Iterable[TP],
+    timeout: int = ASK_TIMEOUT_SECONDS,
+) -> list[EndOffset]:
+    """Start and end offsets (Kafka's Admin ``listOffsets`` earliest and latest) of the
+    partitions that exist, from the driver's JVM with the source's client options."""
+    from groupwatch.spark.pipelines import kafka_source_options
+    from groupwatch.spark.preflight import admin_properties
+
+    wanted = sorted(set(partitions))
+    if not wanted:
+        return []
+    jvm: Any = spark.sparkContext._jvm
+    props = admin_properties(spark, kafka_source_options(config), "groupwatch-lag", timeout)
+    admin_pkg = jvm.org.apache.kafka.clients.admin
+    admin = admin_pkg.Admin.create(props)
+    unit = jvm.java.util.concurrent.TimeUnit.SECONDS
+    try:
+        topics = sorted({t for t, _ in wanted})
+        existing = admin.listTopics(admin_pkg.ListTopicsOptions().listInternal(True)).names()
+        names = set(str(existing.get(timeout + 5, unit).toString()).strip("[]").split(", "))
+        kept = [(t, p) for t, p in wanted if t in names]
+        del topics
+        latest, earliest = jvm.java.util.HashMap(), jvm.java.util.HashMap()
+        spec_latest, spec_earliest = admin_pkg.OffsetSpec.latest(), admin_pkg.OffsetSpec.earliest()
+        TopicPartition = jvm.org.apache.kafka.common.TopicPartition
+        for t, p in kept:
+            tp = TopicPartition(t, p)
+            latest.put(tp, spec_latest)
+            earliest.put(tp, spec_earliest)
+        ends = parse_offsets(str(admin.listOffsets(latest).all().get(timeout + 5, unit).toString()))
+        observed = int(time.time() * 1000)
+        starts = parse_offsets(
+            str(admin.listOffsets(earliest).all().get(timeout + 5, unit).toString())
+        )
+    finally:
+        admin.close(jvm.java.time.Duration.ofSeconds(2))
+    return [
+        EndOffset(t, p, starts.get((t, p), 0), ends[(t, p)], observed)
+        for t, p in kept
+        if (t, p) in ends
+    ]
+
+
+def _ms(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return int(value.timestamp() * 1000)
+    return int(value)
+
+
+def _read(config: Config, table: tables.Table, columns: list[str]) -> pa.Table | None:
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    path = sinks.local_table(config, table)
+    try:
+        return DeltaTable(str(path)).to_pyarrow_table(columns=columns)
+    except (TableNotFoundError, FileNotFoundError):
+        return None
+
+
+def read_commits(config: Config) -> list[Commit]:
+    data = _read(
+        config,
+        tables.COMMITTED_OFFSETS,
+        ["group", "topic", "partition", "committed_offset", "leader_epoch", "metadata_size",
+         "commit_time", "moved_time"],
+    )  # fmt: skip
+    if data is None:
+        return []
+    out = []
+    for r in data.to_pylist():
+        at = _ms(r["commit_time"])
+        if r["committed_offset"] is None or at is None:
+            continue
+        out.append(
+            Commit(
+                r["group"], r["topic"], r["partition"], r["committed_offset"], at,
+                -1 if r["leader_epoch"] is None else r["leader_epoch"],
+                r["metadata_size"] or 0, _ms(r["moved_time"]),
+            )
+        )  # fmt: skip
+    return out
+
+
+def read_owners(config: Config) -> dict[str, dict[TP, Owner]]:
+    """group -> partition -> owner now: ``partition_ownership``'s open intervals, each
+    member's newest host from ``member_assignments``."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    data = _read(
+        config,
+        tables.PARTITION_OWNERSHIP,
+        ["group", "topic", "partition", "member_id", "client_id", "from_generation",
+         "to_generation"],
+    )  # fmt: skip
+    if data is None:
+        return {}
+    data = data.filter(pc.is_null(data.column("to_generation")))
+    hosts: dict[tuple[str, str], tuple[int, str | None]] = {}
+    members = _read(
+        config, tables.MEMBER_ASSIGNMENTS, ["group", "member_id", "generation", "client_host"]
+    )
+    if members is not None:
+        for r in members.to_pylist():
+            key = (r["group"], r["member_id"])
+            gen = r["generation"] if r["generation"] is not None else -1
+            if key not in hosts or gen >= hosts[key][0]:
+                hosts[key] = (gen, r["client_host"])
+    out: dict[str, dict[TP, Owner]] = {}
+    for r in data.to_pylist():
+        host = hosts.get((r["group"], r["member_id"]), (0, None))[1]
+        out.setdefault(r["group"], {})[(r["topic"], r["partition"])] = Owner(
+            r["member_id"], r["client_id"], host, r["from_generation"]
+        )
+    return out
+
+
+def read_history(config: Config, since_ms: int) -> list[EndOffset]:
+    data = _read(
+        config,
+        tables.END_OFFSETS,
+        ["topic", "partition", "start_offset", "end_offset", "observed_at"],
+    )
+    if data is None:
+        return []
+    rows = [
+        EndOffset(r["topic"], r["partition"], r["start_offset"], r["end_offset"], at)
+        for r in data.to_pylist()
+        if (at := _ms(r["observed_at"])) is not None and at >= since_ms
+    ]
+    return sorted(rows, key=lambda e: (e.topic, e.partition, e.observed_ms))
+
+
+def _ts(ms: int | None) -> dt.datetime | None:
+    return tables.timestamp(ms)
+
+
+def partition_rows(rows: Iterable[PartitionLag]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        row = r.to_row()
+        row["commit_time"] = _ts(r.commit_ms)
+        row["observed_at"] = _ts(r.observed_ms)
+        out.append(row)
+    return out
+
+
+def topic_rows(topics: Iterable[TopicLag]) -> list[dict[str, Any]]:
+    return [
+        {
+            "group": t.group,
+            "topic": t.topic,
+            "observed_at": _ts(t.observed_ms),
+            "partitions": t.partitions,
+            "lag_records": t.lag_records,
+            "lag_seconds": t.lag_seconds,
+            "status": t.status,
+        }
+        for t in topics
+    ]
+
+
+def _arrow(table: tables.Table, rows: list[dict[str, Any]]) -> pa.Table:
+    import pyarrow as pa
+
+    from groupwatch.deltaread import schema
+
+    return pa.Table.from_pylist(rows, schema=schema(table.name))
+
+
+class LagPoller:
+    """Asks the brokers when a poll is due and writes what it judged (driver side)."""
+
+    def __init__(
+        self, spark: SparkSession, config: Config, metrics: JobMetrics | None = None
+    ) -> None:
+        self.spark = spark
+        self.config = config
+        self.metrics = metrics
+        self.keeper = LagKeeper(config.lag.rules())
+        self.every = config.lag.poll_seconds
+        self._polled_at: float | None = None
+        self._warned_at: float | None = None
+        self._loaded = False
+        self._series: set[tuple[str, ...]] = set()
+        self.local = locations.local_path(config.delta.root) is not None
+        if not self.local:
+            log.warning(
+                "lag: delta.root is not on this machine's file system; the lag tables are "
+                "written from the driver with delta-rs and need a local or mounted root"
+            )
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        return self.local and (self._polled_at is None or now - self._polled_at >= self.every)
+
+    def poll(self, batch_id: int) -> PollResult | None:
+        """One poll if due: the brokers asked, everything judged and written."""
+        if not self.due():
+            self._age()
+            return None
+        self._polled_at = time.monotonic()
+        history_ms = self.config.lag.history_hours * 3_600_000
+        now_ms = int(time.time() * 1000)
+        if not self._loaded:
+            self.keeper.observe(read_history(self.config, now_ms - history_ms))
+            self._loaded = True
+        commits = read_commits(self.config)
+        stale = False
+        ends: list[EndOffset] = []
+        try:
+            ends = list_offsets(self.spark, self.config, {(c.topic, c.partition) for c in commits})
+        except Exception as exc:  # noqa: BLE001 - Py4J raises one type for every Java failure
+            stale = True
+            self._warn(exc)
+        self.keeper.observe(ends)
+        self.keeper.forget_older(now_ms - history_ms)
+        result = self.keeper.judge(commits, read_owners(self.config), stale=stale)
+        self._write(result, ends, batch_id)
+        for finding_id, kind in result.resolved:
+            log.info("lag: %s %s resolved (the state ended)", kind, finding_id)
+        self._metrics(result)
+        self._age()
+        return result
+
+    def _warn(self, exc: Exception) -> None:
+        from groupwatch.spark.preflight import java_cause
+
+        now = time.monotonic()
+        every = max(1, self.config.source.wait_log_seconds)
+        if self._warned_at is None or now - self._warned_at >= every:
+            self._warned_at = now
+            log.warning(
+                "lag: the brokers did not answer listOffsets (%s); lag stays at its last "
+                "value, marked stale",
+                java_cause(exc),
+            )
+
+    def _write(self, result: PollResult, ends: list[EndOffset], batch_id: int) -> None:
+        from deltalake import write_deltalake
+
+        from groupwatch.processing import finding_row
+
+        config = self.config
+        if ends:
+            deltawrite.append_once(
+                sinks.local_table(config, tables.END_OFFSETS),
+                tables.END_OFFSETS,
+                _arrow(
+                    tables.END_OFFSETS,
+                    [
+                        {
+                            "topic": e.topic,
+                            "partition": e.partition,
+                            "start_offset": e.start_offset,
+                            "end_offset": e.end_offset,
+                            "observed_at": _ts(e.observed_ms),
+                        }
+                        for e in ends
+                    ],
+                ),
+                APP_ID,
+                batch_id,
+            )
+            deltawrite.append_once(
+                sinks.local_table(config, tables.LAG_HISTORY),
+                tables.LAG_HISTORY,
+                _arrow(tables.LAG_HISTORY, topic_rows(result.topics)),
+                APP_ID,
+                batch_id,
+            )
+        write_deltalake(
+            str(sinks.local_table(config, tables.PARTITION_LAG)),
+            _arrow(tables.PARTITION_LAG, partition_rows(result.rows)),
+            mode="overwrite",
+        )
+        if result.opened:
+            now = dt.datetime.now(tz=dt.UTC)
+            rows = [dataclasses.asdict(finding_row(f, now)) for f in result.opened]
+            deltawrite.merge_once(
+                sinks.local_table(config, tables.FINDINGS),
+                tables.FINDINGS,
+                _arrow(tables.FINDINGS, rows),
+                APP_ID,
+                batch_id,
+                update=False,
+            )
+            for f in result.opened:
+                log.warning("lag: %s %s: %s", f.kind, f.group, f.detail)
+                if self.metrics is not None:
+                    self.metrics.findings.labels(f.kind, f.severity).inc()
+
+    def _metrics(self, result: PollResult) -> None:
+        if self.metrics is not None:
+            self._series = set_metrics(
+                self.metrics, result, self.config.lag.partition_metrics, self._series
+            )
+
+    def _age(self) -> None:
+        if self.metrics is not None and self.keeper.last_ok_ms is not None:
+            self.metrics.lag_poll_age.set(max(0.0, time.time() - self.keeper.last_ok_ms / 1000))
+
+
+Series = set[tuple[str, ...]]
+
+
+def set_metrics(m: JobMetrics, result: PollResult, per_partition: bool, before: Series) -> Series:
+    """The lag gauges from one poll; series of groups, topics or statuses no longer there are
+    removed (a topic's status series moves, it is not left at 1). Returns the series set."""
+    series: Series = set()
+    for t in result.topics:
+        m.lag_records.labels(t.group, t.topic).set(t.lag_records)
+        series.add(("r", t.group, t.topic))
+        if t.lag_seconds is not None:
+            m.lag_seconds.labels(t.group, t.topic).set(t.lag_seconds)
+            series.add(("s", t.group, t.topic))
+        m.lag_status.labels(t.group, t.topic, t.status).set(1)
+        series.add(("st", t.group, t.topic, t.status))
+    if per_partition:
+        for r in result.rows:
+            if r.lag_records is not None:
+                m.partition_lag_records.labels(r.group, r.topic, str(r.partition)).set(
+                    r.lag_records
+                )
+                series.add(("p", r.group, r.topic, str(r.partition)))
+    gauges = {
+        "r": m.lag_records,
+        "s": m.lag_seconds,
+        "st": m.lag_status,
+        "p": m.partition_lag_records,
+    }
+    for kind, *labels in before - series:
+        try:
+            gauges[kind].remove(*labels)
+        except KeyError:
+            pass
+    return series

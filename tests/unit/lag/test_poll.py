@@ -1,0 +1,80 @@
+"""The job's memory between polls (groupwatch.detect.lag.poll)."""
+
+from __future__ import annotations
+
+from groupwatch.detect.lag.judge import LagRules
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner
+from groupwatch.detect.lag.poll import LagKeeper
+
+RULES = LagRules(stop_ms=300_000, warn_ms=60_000, window_ms=300_000)
+A = Owner("m-a", "app-1", "/10.0.0.1", 5)
+B = Owner("m-b", "app-2", "/10.0.0.2", 6)
+
+
+def end(at_s: int, offset: int, partition: int = 0) -> EndOffset:
+    return EndOffset("t", partition, 0, offset, at_s * 1000)
+
+
+def commit(offset: int, at_s: int) -> Commit:
+    return Commit("g", "t", 0, offset, at_s * 1000, moved_ms=at_s * 1000)
+
+
+def test_a_move_back_by_the_same_owner_between_polls_is_a_rewind() -> None:
+    keeper = LagKeeper(RULES)
+    keeper.observe([end(0, 1000)])
+    first = keeper.judge([commit(900, 0)], {"g": {("t", 0): A}})
+    assert [r.status for r in first.rows] == ["ok"]
+    keeper.observe([end(15, 1000)])
+    back = keeper.judge([commit(200, 14)], {"g": {("t", 0): A}})
+    assert [r.status for r in back.rows] == ["rewound"]
+    assert [f.kind for f in back.opened] == ["offset_rewound"]
+    assert back.opened[0].member == "m-a"
+
+
+def test_a_move_back_when_the_partition_changed_hands_is_not() -> None:
+    keeper = LagKeeper(RULES)
+    keeper.observe([end(0, 1000)])
+    keeper.judge([commit(900, 0)], {"g": {("t", 0): A}})
+    keeper.observe([end(15, 1000)])
+    moved = keeper.judge([commit(200, 14)], {"g": {("t", 0): B}})
+    assert [r.status for r in moved.rows] == ["ok"] and moved.opened == []
+    keeper.observe([end(30, 1000)])
+    reset = keeper.judge([commit(100, 29)], {})  # nobody owns it: a reset of the empty group
+    assert [r.status for r in reset.rows] == ["ok"] and reset.opened == []
+
+
+def test_a_deleted_offset_resolves_its_finding() -> None:
+    keeper = LagKeeper(RULES)
+    for t in range(0, 601, 15):
+        keeper.observe([end(t, 100 * t)])
+    stopped = keeper.judge([commit(10, 1)], {"g": {("t", 0): A}})
+    assert [f.kind for f in stopped.opened] == ["consumer_stopped"]
+    gone = keeper.judge([], {})
+    assert gone.rows == [] and gone.resolved == [(stopped.opened[0].finding_id, "consumer_stopped")]
+
+
+def test_unanswered_polls_keep_the_last_values_marked_stale() -> None:
+    keeper = LagKeeper(RULES)
+    keeper.observe([end(0, 50), end(15, 80)])
+    fresh = keeper.judge([commit(60, 10)], {})
+    stale = keeper.judge([commit(60, 10)], {}, stale=True)
+    assert stale.rows[0].stale and not fresh.rows[0].stale
+    assert (stale.rows[0].lag_records, stale.rows[0].end_offset) == (20, 80)
+    assert stale.rows[0].observed_ms == 15_000
+
+
+def test_a_flat_run_is_compressed_and_the_estimate_is_unchanged() -> None:
+    keeper = LagKeeper(RULES)
+    keeper.observe([end(t, 10) for t in range(0, 3600, 15)] + [end(3600, 20)])
+    assert [p.observed_ms for p in keeper.history[("t", 0)]] == [0, 3_585_000, 3_600_000]
+    row = keeper.judge([commit(10, 1)], {}).rows[0]
+    # The end passed offset 10 between 3585 s and 3600 s: at 3586.5 s, 13.5 s before.
+    assert row.lag_seconds is not None and abs(row.lag_seconds - 13.5) < 1e-6
+
+
+def test_topic_rows_sum_records_and_take_the_worst() -> None:
+    keeper = LagKeeper(RULES)
+    keeper.observe([end(0, 100, 0), end(0, 100, 1)])
+    commits = [commit(40, 0), Commit("g", "t", 1, 100, 0)]
+    (topic,) = keeper.judge(commits, {}).topics
+    assert (topic.partitions, topic.lag_records, topic.status) == (2, 60, "ok")
