@@ -31,7 +31,7 @@ def main() -> int:
 
     from groupwatch import config
     from groupwatch.detect.lag.brokers import end_offsets
-    from groupwatch.spark.lag import list_offsets
+    from groupwatch.spark.lag import OffsetAsker, list_offsets
     from groupwatch.spark.session import build_session
     from groupwatch_dev.broker import LocalBroker
 
@@ -60,20 +60,29 @@ def main() -> int:
             ],
         )
         spark = build_session(cfg)
-        jvm_times, py_times = [], []
+        jvm_times, py_times, kept_times = [], [], []
+        asker = OffsetAsker(spark, cfg)
+        asker.ask(partitions)  # the job's first poll: client and request maps built
         for _ in range(args.repeat):
             started = time.perf_counter()
             got = list_offsets(spark, cfg, partitions)
             jvm_times.append(time.perf_counter() - started)
             assert len(got) == len(partitions) and all(e.end_offset == 1 for e in got)
             started = time.perf_counter()
+            kept = asker.ask(partitions)
+            kept_times.append(time.perf_counter() - started)
+            assert len(kept) == len(partitions)
+            started = time.perf_counter()
             base = end_offsets(bootstrap, partitions)
             py_times.append(time.perf_counter() - started)
             assert len(base) == len(partitions)
         jvm, py = statistics.median(jvm_times), statistics.median(py_times)
+        kept_s = statistics.median(kept_times)
         print(
-            f"{len(partitions)} partitions: job poll (JVM Admin via Py4J) median {jvm:.3f} s, "
-            f"kafka-python admin {py:.3f} s, ratio {jvm / py:.2f}"
+            f"{len(partitions)} partitions, medians of {args.repeat}: the job's poll (JVM Admin "
+            f"via Py4J, request maps kept) {kept_s:.3f} s; a first poll (maps "
+            f"built) {jvm:.3f} s; kafka-python admin {py:.3f} s; ratios kept/kafka-python "
+            f"{kept_s / py:.2f}, first/kafka-python {jvm / py:.2f}"
         )
         spark.stop()
     finally:

@@ -44,50 +44,94 @@ def parse_offsets(text: str) -> dict[TP, int]:
     return {(t, int(p)): int(o) for t, p, o in _RESULT.findall(text)}
 
 
+class OffsetAsker:
+    """Kafka's Admin client in the driver's JVM, opened for each poll (a client left open
+    would outlive a query that stops), and the request maps of the last poll, kept: building a
+    map costs three Py4J calls per partition (most of a poll's time over thousands of
+    partitions), and the partitions rarely change from poll to poll."""
+
+    def __init__(self, spark: SparkSession, config: Config, timeout: int = ASK_TIMEOUT_SECONDS):
+        self.spark = spark
+        self.config = config
+        self.timeout = timeout
+        self._admin: Any = None
+        self._maps: tuple[tuple[TP, ...], Any, Any] | None = None
+
+    def _client(self) -> Any:
+        if self._admin is None:
+            from groupwatch.spark.pipelines import kafka_source_options
+            from groupwatch.spark.preflight import admin_properties
+
+            props = admin_properties(
+                self.spark, kafka_source_options(self.config), "groupwatch-lag", self.timeout
+            )
+            jvm: Any = self.spark.sparkContext._jvm
+            self._admin = jvm.org.apache.kafka.clients.admin.Admin.create(props)
+        return self._admin
+
+    def close(self) -> None:
+        if self._admin is not None:
+            jvm: Any = self.spark.sparkContext._jvm
+            try:
+                self._admin.close(jvm.java.time.Duration.ofSeconds(2))
+            finally:
+                self._admin = None
+
+    def _requests(self, kept: tuple[TP, ...]) -> tuple[Any, Any]:
+        if self._maps is not None and self._maps[0] == kept:
+            return self._maps[1], self._maps[2]
+        jvm: Any = self.spark.sparkContext._jvm
+        admin_pkg = jvm.org.apache.kafka.clients.admin
+        latest, earliest = jvm.java.util.HashMap(), jvm.java.util.HashMap()
+        spec_latest, spec_earliest = admin_pkg.OffsetSpec.latest(), admin_pkg.OffsetSpec.earliest()
+        topic_partition = jvm.org.apache.kafka.common.TopicPartition
+        for t, p in kept:
+            tp = topic_partition(t, p)
+            latest.put(tp, spec_latest)
+            earliest.put(tp, spec_earliest)
+        self._maps = (kept, latest, earliest)
+        return latest, earliest
+
+    def ask(self, partitions: Iterable[TP]) -> list[EndOffset]:
+        """Start and end offsets (``listOffsets`` earliest and latest) of the partitions that
+        exist (a failure raises)."""
+        wanted = sorted(set(partitions))
+        if not wanted:
+            return []
+        jvm: Any = self.spark.sparkContext._jvm
+        unit = jvm.java.util.concurrent.TimeUnit.SECONDS
+        wait = self.timeout + 5
+        try:
+            admin = self._client()
+            options = jvm.org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(True)
+            listed = str(admin.listTopics(options).names().get(wait, unit).toString())
+            names = set(listed.strip("[]").split(", "))
+            kept = tuple((t, p) for t, p in wanted if t in names)
+            if not kept:
+                return []
+            latest, earliest = self._requests(kept)
+            ends = parse_offsets(str(admin.listOffsets(latest).all().get(wait, unit).toString()))
+            observed = int(time.time() * 1000)
+            starts = parse_offsets(
+                str(admin.listOffsets(earliest).all().get(wait, unit).toString())
+            )
+        finally:
+            self.close()
+        return [
+            EndOffset(t, p, starts.get((t, p), 0), ends[(t, p)], observed)
+            for t, p in kept
+            if (t, p) in ends
+        ]
+
+
 def list_offsets(
     spark: SparkSession,
     config: Config,
     partitions: Iterable[TP],
     timeout: int = ASK_TIMEOUT_SECONDS,
 ) -> list[EndOffset]:
-    """Start and end offsets (Kafka's Admin ``listOffsets`` earliest and latest) of the
-    partitions that exist, from the driver's JVM with the source's client options."""
-    from groupwatch.spark.pipelines import kafka_source_options
-    from groupwatch.spark.preflight import admin_properties
-
-    wanted = sorted(set(partitions))
-    if not wanted:
-        return []
-    jvm: Any = spark.sparkContext._jvm
-    props = admin_properties(spark, kafka_source_options(config), "groupwatch-lag", timeout)
-    admin_pkg = jvm.org.apache.kafka.clients.admin
-    admin = admin_pkg.Admin.create(props)
-    unit = jvm.java.util.concurrent.TimeUnit.SECONDS
-    try:
-        topics = sorted({t for t, _ in wanted})
-        existing = admin.listTopics(admin_pkg.ListTopicsOptions().listInternal(True)).names()
-        names = set(str(existing.get(timeout + 5, unit).toString()).strip("[]").split(", "))
-        kept = [(t, p) for t, p in wanted if t in names]
-        del topics
-        latest, earliest = jvm.java.util.HashMap(), jvm.java.util.HashMap()
-        spec_latest, spec_earliest = admin_pkg.OffsetSpec.latest(), admin_pkg.OffsetSpec.earliest()
-        TopicPartition = jvm.org.apache.kafka.common.TopicPartition
-        for t, p in kept:
-            tp = TopicPartition(t, p)
-            latest.put(tp, spec_latest)
-            earliest.put(tp, spec_earliest)
-        ends = parse_offsets(str(admin.listOffsets(latest).all().get(timeout + 5, unit).toString()))
-        observed = int(time.time() * 1000)
-        starts = parse_offsets(
-            str(admin.listOffsets(earliest).all().get(timeout + 5, unit).toString())
-        )
-    finally:
-        admin.close(jvm.java.time.Duration.ofSeconds(2))
-    return [
-        EndOffset(t, p, starts.get((t, p), 0), ends[(t, p)], observed)
-        for t, p in kept
-        if (t, p) in ends
-    ]
+    """One poll, the request maps built for it (:class:`OffsetAsker` keeps them between polls)."""
+    return OffsetAsker(spark, config, timeout).ask(partitions)
 
 
 def _ms(value: Any) -> int | None:
@@ -229,6 +273,7 @@ class LagPoller:
         self.config = config
         self.metrics = metrics
         self.keeper = LagKeeper(config.lag.rules())
+        self.asker = OffsetAsker(spark, config)
         self.every = config.lag.poll_seconds
         self._polled_at: float | None = None
         self._warned_at: float | None = None
@@ -260,7 +305,7 @@ class LagPoller:
         stale = False
         ends: list[EndOffset] = []
         try:
-            ends = list_offsets(self.spark, self.config, {(c.topic, c.partition) for c in commits})
+            ends = self.asker.ask({(c.topic, c.partition) for c in commits})
         except Exception as exc:  # noqa: BLE001 - Py4J raises one type for every Java failure
             stale = True
             self._warn(exc)
