@@ -56,15 +56,17 @@ class Analysis:
     stderr: str = field(repr=False)
 
 
-def analyze(dump: Path, broker: str, *settings: str) -> Analysis:
-    """``groupwatch analyze DUMP --bootstrap-server BROKER`` (``--set`` each of ``settings``),
-    in this process."""
+def analyze(
+    dump: Path, broker: str, *settings: str, extra: tuple[str, ...] = ()
+) -> Analysis:
+    """``groupwatch analyze DUMP --bootstrap-server BROKER [EXTRA...]`` (``--set`` each of
+    ``settings``), in this process."""
     from groupwatch.cli import main
 
     sets = [arg for setting in settings for arg in ("--set", setting)]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(["analyze", str(dump), "--bootstrap-server", broker, *sets])
+        rc = main(["analyze", str(dump), "--bootstrap-server", broker, *sets, *extra])
     assert rc == 0, err.getvalue()
     found: Findings = defaultdict(list)
     for line in out.getvalue().splitlines():

@@ -70,12 +70,16 @@ class ProcessMember:
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
             line = raw.rstrip("\n")
+            self.heard(line)
             with self._lock:
                 if line.startswith("assigned"):
                     parts = line[len("assigned") :].strip()
                     self._owned = frozenset(parts.split(",")) if parts else frozenset()
                 elif line.startswith("error"):
                     self._errors.append(line)
+
+    def heard(self, line: str) -> None:
+        """Every line the member printed, as it is read (for members that say more)."""
 
     def owned(self) -> frozenset[str]:
         with self._lock:
@@ -229,8 +233,10 @@ class Fleet:
         return self._start(name, argv)
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _start(self, name: str, argv: list[str]) -> ProcessMember:
-        member = ProcessMember(name, argv, self.workdir / f"{name}.log")
+    def _start(
+        self, name: str, argv: list[str], kind: type[ProcessMember] = ProcessMember
+    ) -> ProcessMember:
+        member = kind(name, argv, self.workdir / f"{name}.log")
         with self._lock:
             self._procs.append(member)
         return member
