@@ -56,9 +56,7 @@ class Analysis:
     stderr: str = field(repr=False)
 
 
-def analyze(
-    dump: Path, broker: str, *settings: str, extra: tuple[str, ...] = ()
-) -> Analysis:
+def analyze(dump: Path, broker: str, *settings: str, extra: tuple[str, ...] = ()) -> Analysis:
     """``groupwatch analyze DUMP --bootstrap-server BROKER [EXTRA...]`` (``--set`` each of
     ``settings``), in this process."""
     from groupwatch.cli import main
