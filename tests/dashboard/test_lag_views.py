@@ -169,7 +169,12 @@ def test_group_page_lists_partitions_worst_first_with_owners(roots: tuple[Path, 
 
 
 def test_lag_over_time_is_per_topic_in_the_window() -> None:
-    frame = pd.DataFrame(HISTORY)
+    # Times from now, not from the module's import: a long session runs this test long after
+    # it collected the module, and "the last 15 minutes" is measured from now.
+    now = datetime.now(UTC).replace(microsecond=0)
+    history = ls.history(GROUP, "orders", now, [(30, 100, 4.0, "ok"), (10, 20000, 90.0, "lagging")])
+    history += ls.history(GROUP, "audit", now, [(30, 0, 0.0, "idle"), (10, 0, 0.0, "idle")])
+    frame = pd.DataFrame(history)
     for col in ("observed_at",):
         frame[col] = pd.to_datetime(frame[col], utc=True)
     whole = lag.over_time(frame, Filters())
