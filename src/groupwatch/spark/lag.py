@@ -17,6 +17,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groupwatch import deltawrite, locations, tables
@@ -290,9 +291,10 @@ class LagPoller:
         now = time.monotonic()
         return self.local and (self._polled_at is None or now - self._polled_at >= self.every)
 
-    def poll(self, batch_id: int, known_ms: int | None = None) -> PollResult | None:
-        """One poll if due: the brokers asked, everything judged and written; the commits
-        are known up to ``known_ms`` (None: up to now)."""
+    def poll(self, batch_id: int | None, known_ms: int | None = None) -> PollResult | None:
+        """One poll if due: the brokers asked, everything judged and written.  ``batch_id``:
+        the micro-batch polling, None for a poll while the query is idle (``idle_lag``); the
+        commits are known up to ``known_ms`` (None: up to now)."""
         if not self.due():
             self._age()
             return None
@@ -335,14 +337,14 @@ class LagPoller:
                 java_cause(exc),
             )
 
-    def _write(self, result: PollResult, ends: list[EndOffset], batch_id: int) -> None:
+    def _write(self, result: PollResult, ends: list[EndOffset], batch_id: int | None) -> None:
         from deltalake import write_deltalake
 
         from groupwatch.processing import finding_row
 
         config = self.config
         if ends:
-            deltawrite.append_once(
+            _append(
                 sinks.local_table(config, tables.END_OFFSETS),
                 tables.END_OFFSETS,
                 _arrow(
@@ -358,14 +360,12 @@ class LagPoller:
                         for e in ends
                     ],
                 ),
-                APP_ID,
                 batch_id,
             )
-            deltawrite.append_once(
+            _append(
                 sinks.local_table(config, tables.LAG_HISTORY),
                 tables.LAG_HISTORY,
                 _arrow(tables.LAG_HISTORY, topic_rows(result.topics)),
-                APP_ID,
                 batch_id,
             )
         write_deltalake(
@@ -376,13 +376,11 @@ class LagPoller:
         if result.opened:
             now = dt.datetime.now(tz=dt.UTC)
             rows = [dataclasses.asdict(finding_row(f, now)) for f in result.opened]
-            deltawrite.merge_once(
+            _insert_new(
                 sinks.local_table(config, tables.FINDINGS),
                 tables.FINDINGS,
                 _arrow(tables.FINDINGS, rows),
-                APP_ID,
                 batch_id,
-                update=False,
             )
             for f in result.opened:
                 log.warning("lag: %s %s: %s", f.kind, f.group, f.detail)
@@ -398,6 +396,54 @@ class LagPoller:
     def _age(self) -> None:
         if self.metrics is not None and self.keeper.last_ok_ms is not None:
             self.metrics.lag_poll_age.set(max(0.0, time.time() - self.keeper.last_ok_ms / 1000))
+
+
+# A poll's writes carry the polling batch's transaction (APP_ID, batch id), so a batch Spark
+# runs again after a failure does not append its poll twice.  A poll made while the query is
+# idle belongs to no batch: stamped with the last batch's id it would be skipped as "already
+# written" (the table holds that batch's poll), stamped with the next one it would make that
+# batch's own poll look done.  So it writes without a transaction; nothing replays it (a
+# restart polls afresh, at a later time, so its history rows are new rows), and its findings
+# are inserted only where their id is absent: a finding's id is a hash of what it names and
+# when its state began (``_since`` in detect/lag/judge.py), so the same finding raised again
+# by a batch's poll after a restart, or by an idle poll, matches the row already there.
+
+
+def _append(path: Path, table: tables.Table, data: pa.Table, batch_id: int | None) -> None:
+    if batch_id is not None:
+        deltawrite.append_once(path, table, data, APP_ID, batch_id)
+        return
+    from deltalake import write_deltalake
+
+    write_deltalake(
+        str(path),
+        deltawrite.conform(data, table),
+        mode="append",
+        partition_by=list(table.partition_by) or None,
+    )
+
+
+def _insert_new(path: Path, table: tables.Table, data: pa.Table, batch_id: int | None) -> None:
+    """Findings whose id the table does not hold yet."""
+    if batch_id is not None:
+        deltawrite.merge_once(path, table, data, APP_ID, batch_id, update=False)
+        return
+    from deltalake import DeltaTable
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(1, deltawrite.CONFLICT_ATTEMPTS + 1):
+        try:
+            DeltaTable(str(path)).merge(
+                deltawrite.conform(data, table),
+                " AND ".join(f"t.`{k}` = s.`{k}`" for k in table.key),
+                source_alias="s",
+                target_alias="t",
+            ).when_not_matched_insert_all().execute()
+            return
+        except CommitFailedError:
+            # An analyst's OPTIMIZE may win the race; the merge runs again on what it left.
+            if attempt == deltawrite.CONFLICT_ATTEMPTS:
+                raise
 
 
 Series = set[tuple[str, ...]]

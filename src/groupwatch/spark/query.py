@@ -26,6 +26,7 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -47,6 +48,7 @@ from groupwatch.spark import (
 )
 from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.group_views import GroupViews
+from groupwatch.spark.idle_lag import IdleLag
 from groupwatch.spark.lag import LagPoller
 from groupwatch.spark.pipelines import read_source
 from groupwatch.spark.topic_names import TopicNames
@@ -103,6 +105,9 @@ class GroupwatchQuery:
         #: Consumer lag: end offsets polled every ``lag.poll_seconds`` (docs/lag.md).
         self.lag = LagPoller(spark, config, metrics)
         self._batch_ended_ms = int(time.time() * 1000)
+        #: Held by a batch for its whole run and by a lag poll while idle (``idle_lag``): the
+        #: poller's state and the lag and findings tables have one writer at a time.
+        self.lock = threading.Lock()
 
     @classmethod
     def from_config(
@@ -149,8 +154,17 @@ class GroupwatchQuery:
             return writer.trigger(availableNow=True)
         return writer.trigger(processingTime=self.config.job.trigger_interval)
 
+    def idle_lag(self) -> IdleLag:
+        """The lag poll while no batch runs (a continuous query's, started with it; ``stop``
+        it before the query stops)."""
+        return IdleLag(self.lock, self.lag.due, lambda: self._lag(None, None)).start()
+
     # -- one micro-batch -----------------------------------------------------------------------
     def process_batch(self, batch: DataFrame, batch_id: int) -> None:
+        with self.lock:
+            self._process_batch(batch, batch_id)
+
+    def _process_batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
         detected_at = dt.datetime.now(tz=dt.UTC)
         # The batch holds the commits made before Spark planned it, which was after the last
@@ -229,10 +243,12 @@ class GroupwatchQuery:
     def _write_committed(self, df: DataFrame, batch_id: int) -> None:
         committed.merge(self.spark, self.config, df, batch_id)
 
-    def _lag(self, batch_id: int, read_to_ms: int | None) -> None:
+    def _lag(self, batch_id: int | None, read_to_ms: int | None) -> None:
         """The brokers' end offsets and the lag tables, when a poll is due; the notifier
         hears of the poll's findings and of the whole ``partition_lag`` (a lag alert whose
-        partition's state ended, or left the table, resolves)."""
+        partition's state ended, or left the table, resolves).  ``batch_id`` None: a poll
+        while the query is idle (``self.lock`` held); ``read_to_ms``: the commits are known
+        up to then (None: up to now, as when idle: Spark found nothing new to read)."""
         result = self.lag.poll(batch_id, read_to_ms)
         if result is None or self.notifier is None:
             return

@@ -1,0 +1,188 @@
+"""The job judges lag while no commit arrives (and so no micro-batch runs).
+
+A consumer group commits, then stops; a producer keeps writing to its topic and nothing else
+writes ``__consumer_offsets``, so Spark's Kafka source runs no batch. The job, running
+continuously, must still poll the brokers' end offsets on the driver (``spark/idle_lag.py``)
+and raise ``consumer_stopped``, with ``partition_lag`` showing the partition stopped.
+
+The broker is this module's own: on the session's, another test's group (a member timing
+out, a group expiring) could write ``__consumer_offsets`` and run a batch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaProducer
+
+from groupwatch_dev.demo.traffic import create_topic
+from tests.realgroups import make_config
+
+pytestmark = [pytest.mark.broker, pytest.mark.spark]
+
+TOPIC = "idle-orders"
+GROUP = "idle-billing"
+BEFORE = 5
+STOP_SECONDS = 4
+#: From the producer's first record to the finding: stop_seconds, a few polls, the writes.
+WITHIN_SECONDS = 40
+
+
+@pytest.fixture(scope="module")
+def quiet_broker() -> Iterator[str]:
+    from groupwatch_dev.broker import LocalBroker
+
+    local = LocalBroker(f"pytest-idle-{os.getpid()}")
+    try:
+        state = local.start(fresh=True)
+    except Exception as exc:  # noqa: BLE001 - report the broker's own words
+        pytest.fail(f"the test broker did not start: {exc}")
+    yield state.bootstrap
+    local.stop()
+    shutil.rmtree(local.dir, ignore_errors=True)
+
+
+def _commit_once(broker: str, offset: int) -> None:
+    """The group commits ``offset`` (a manually assigned consumer: no membership, so nothing
+    more reaches ``__consumer_offsets`` once it closes)."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": broker, "group.id": GROUP, "enable.auto.commit": False}
+    )
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                consumer.commit(offsets=[TopicPartition(TOPIC, 0, offset)], asynchronous=False)
+                return
+            except KafkaException:
+                # A fresh broker's coordinator is still loading ``__consumer_offsets``.
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+    finally:
+        consumer.close()
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        rows: list[dict[str, Any]] = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    except (TableNotFoundError, FileNotFoundError):
+        return []
+    return rows
+
+
+def _batches(checkpoint: Path) -> int:
+    commits = checkpoint / "commits"
+    return sum(1 for f in commits.iterdir() if f.name.isdigit()) if commits.exists() else 0
+
+
+def _wait(what: str, seconds: float, check: Any) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"no {what} within {seconds} s"
+        time.sleep(0.5)
+
+
+def test_a_stopped_consumer_is_judged_while_no_batch_runs(
+    quiet_broker: str, spark: Any, tmp_path: Path
+) -> None:
+    from groupwatch.spark.query import QUERY_NAME, GroupwatchQuery
+
+    broker = quiet_broker
+    create_topic(broker, TOPIC, 1)
+    producer = KafkaProducer(bootstrap_servers=broker, linger_ms=5)
+    for i in range(BEFORE):
+        producer.send(TOPIC, value=b"order-%d" % i, partition=0)
+    producer.flush()
+    _commit_once(broker, BEFORE)
+    cfg = make_config(
+        broker,
+        tmp_path,
+        "validation.every_n_batches=0",
+        "job.trigger_interval=1 second",
+        "lag.poll_seconds=1",
+        f"lag.stop_seconds={STOP_SECONDS}",
+    )
+    lag_path = Path(cfg.table_path("partition_lag"))
+    findings_path = Path(cfg.table_path("findings"))
+    checkpoint = Path(cfg.checkpoint_path(QUERY_NAME))
+    job = GroupwatchQuery.from_config(spark, cfg)
+    query = job.writer(once=False).start()
+    idle = job.idle_lag()
+    producing = threading.Event()
+    stop_producing = threading.Event()
+
+    def produce() -> None:
+        i = BEFORE
+        while not stop_producing.wait(0.3):
+            producer.send(TOPIC, value=b"order-%d" % i, partition=0)
+            producer.flush()
+            producing.set()
+            i += 1
+
+    feeder = threading.Thread(target=produce, daemon=True)
+    try:
+        # The commit read and judged by the first batch (its own poll): nothing behind yet.
+        # Generous: a loaded machine's first batch (Python workers starting) is slow.
+        _wait(
+            "partition_lag row of the commit",
+            240,
+            lambda: [
+                r
+                for r in _rows(lag_path)
+                if r["group"] == GROUP and r["committed_offset"] == BEFORE
+            ],
+        )
+        # The query idle: no batch under way, none waiting.
+        _wait(
+            "idle query",
+            30,
+            lambda: not query.status["isDataAvailable"] and not query.status["isTriggerActive"],
+        )
+        batches = _batches(checkpoint)
+        assert batches > 0
+        polls = idle.polls
+        feeder.start()
+        assert producing.wait(10)
+        started = time.monotonic()
+        stopped = _wait(
+            "consumer_stopped",
+            WITHIN_SECONDS,
+            lambda: [
+                f
+                for f in _rows(findings_path)
+                if f["kind"] == "consumer_stopped" and f["group"] == GROUP
+            ],
+        )
+        assert len(stopped) == 1
+        assert stopped[0]["topic"] == TOPIC and stopped[0]["partition"] == 0
+        (row,) = [r for r in _rows(lag_path) if r["group"] == GROUP]
+        assert row["status"] == "stopped"
+        assert row["committed_offset"] == BEFORE and row["lag_records"] > 0
+        # Judged by the driver's polls alone: no micro-batch ran since the commits stopped.
+        assert _batches(checkpoint) == batches
+        assert idle.polls > polls
+        assert time.monotonic() - started < WITHIN_SECONDS
+        assert query.isActive and query.exception() is None
+    finally:
+        stop_producing.set()
+        if feeder.is_alive():
+            feeder.join(5)
+        producer.close()
+        idle.stop()
+        query.stop()
