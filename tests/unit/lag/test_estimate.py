@@ -62,7 +62,9 @@ def test_on_a_steady_producer_the_error_is_below_one_poll(
     history = obs(*((t, rate * t // 1000) for t in range(0, now + 1, poll_ms)))
     written = max(0, now - behind_ms)
     committed = rate * written // 1000  # the record at this offset was written at ~``written``
-    truth_written = committed * 1000 / rate
+    # The log end is rate * t // 1000 at time t: the record at offset ``committed`` is there
+    # once the end passes it, when it becomes committed + 1.
+    truth_written = (committed + 1) * 1000 / rate
     behind = seconds_behind(history, committed)
     assert behind is not None
     end = history[-1].end_offset
