@@ -12,27 +12,10 @@ from typing import Any
 
 from groupwatch import config_cli
 from groupwatch.detect.lag.judge import duration
+from groupwatch.tables import PARTITION_LAG
 
-#: The contract's columns, in order (``docs/tables.md``, ``partition_lag``).
-COLUMNS = (
-    "group",
-    "topic",
-    "partition",
-    "committed_offset",
-    "commit_time",
-    "end_offset",
-    "lag_records",
-    "lag_seconds",
-    "lag_seconds_at_least",
-    "status",
-    "owner_member",
-    "owner_client",
-    "owner_host",
-    "owner_generation",
-    "observed_at",
-    "stale",
-    "retired",
-)
+#: The table's columns, in order (``docs/tables.md``, ``partition_lag``).
+COLUMNS = tuple(c.name for c in PARTITION_LAG.columns)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
