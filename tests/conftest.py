@@ -18,12 +18,11 @@ settings.register_profile("dev", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
-@pytest.fixture(scope="session")
-def broker() -> Iterator[str]:
-    """A fresh single-node broker on loopback for this test session; yields its bootstrap."""
+def local_broker(name: str) -> Iterator[str]:
+    """A fresh single-node broker on loopback named ``name``, removed after; yields its
+    bootstrap (the body of a broker fixture)."""
     from groupwatch_dev.broker import LocalBroker
 
-    name = f"pytest-{os.getpid()}"
     local = LocalBroker(name)
     try:
         state = local.start(fresh=True)
@@ -32,6 +31,12 @@ def broker() -> Iterator[str]:
     yield state.bootstrap
     local.stop()
     shutil.rmtree(local.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[str]:
+    """A fresh single-node broker on loopback for this test session; yields its bootstrap."""
+    yield from local_broker(f"pytest-{os.getpid()}")
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,6 @@ out, a group expiring) could write ``__consumer_offsets`` and run a batch.
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import pytest
 from kafka import KafkaProducer
 
 from groupwatch_dev.demo.traffic import create_topic
+from tests.conftest import local_broker
 from tests.realgroups import make_config
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
@@ -37,16 +37,7 @@ WITHIN_SECONDS = 40
 
 @pytest.fixture(scope="module")
 def quiet_broker() -> Iterator[str]:
-    from groupwatch_dev.broker import LocalBroker
-
-    local = LocalBroker(f"pytest-idle-{os.getpid()}")
-    try:
-        state = local.start(fresh=True)
-    except Exception as exc:  # noqa: BLE001 - report the broker's own words
-        pytest.fail(f"the test broker did not start: {exc}")
-    yield state.bootstrap
-    local.stop()
-    shutil.rmtree(local.dir, ignore_errors=True)
+    yield from local_broker(f"pytest-idle-{os.getpid()}")
 
 
 def _commit_once(broker: str, offset: int) -> None:
