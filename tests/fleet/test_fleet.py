@@ -82,9 +82,11 @@ def about(spec: GroupSpec) -> str:
     return f"{spec.client}, assignor {spec.assignor}"
 
 
-def lived(fleet_run: FleetRun, spec: GroupSpec) -> None:
+def lived(fleet_run: FleetRun, spec: GroupSpec) -> str:
+    """The group that lived ``spec``'s healthy life (its name, see ``Timeline.group``)."""
     tl = fleet_run.timelines[spec.group]
     assert tl.error is None, f"{spec.group} did not live its healthy life: {tl.error}"
+    return tl.group
 
 
 def group_records(fleet_run: FleetRun, group: str) -> int:
@@ -100,10 +102,10 @@ def group_records(fleet_run: FleetRun, group: str) -> int:
 def test_analyze_raises_nothing_above_info(
     spec: GroupSpec, fleet_run: FleetRun, analyzed: verdicts.Findings
 ) -> None:
-    lived(fleet_run, spec)
-    captured = group_records(fleet_run, spec.group)
-    assert captured >= 4, f"{spec.group}: its rebalances were not captured ({captured} records)"
-    verdicts.verdict(spec.group, about(spec), analyzed.get(spec.group, []), "groupwatch analyze")
+    group = lived(fleet_run, spec)
+    captured = group_records(fleet_run, group)
+    assert captured >= 4, f"{group}: its rebalances were not captured ({captured} records)"
+    verdicts.verdict(group, about(spec), analyzed.get(group, []), "groupwatch analyze")
 
 
 @pytest.mark.spark
@@ -111,8 +113,8 @@ def test_analyze_raises_nothing_above_info(
 def test_job_raises_nothing_above_info(
     spec: GroupSpec, fleet_run: FleetRun, job_tables: verdicts.JobTables
 ) -> None:
-    lived(fleet_run, spec)
-    verdicts.job_verdict(spec.group, about(spec), job_tables)
+    group = lived(fleet_run, spec)
+    verdicts.job_verdict(group, about(spec), job_tables)
 
 
 @pytest.mark.spark

@@ -30,6 +30,9 @@ class Kind:
     incidents: tuple[str, ...] = ()
     #: Raised for KIP-848 consumer groups and streams groups (their own records), not classic.
     modern: bool = False
+    #: Judged from lag (committed offsets against the brokers' end offsets, ``detect/lag``), not
+    #: from a group's metadata records: no record scenario can raise it.
+    lag: bool = False
 
 
 CATALOGUE: tuple[Kind, ...] = (
@@ -410,6 +413,7 @@ CATALOGUE: tuple[Kind, ...] = (
         "offset or nothing waits; an empty group stops alerting once retired "
         "(`lag.retire_hours`).",
         ("Burrow#740", "Burrow#338"),
+        lag=True,
     ),
     Kind(
         "consumer_stalled",
@@ -419,6 +423,7 @@ CATALOGUE: tuple[Kind, ...] = (
         "Lag: the group keeps committing a partition but its offset has not moved for "
         "`lag.stop_seconds` while records wait that long (a paused or stuck consumer whose "
         "client commits on a timer).",
+        lag=True,
     ),
     Kind(
         "offset_rewound",
@@ -428,6 +433,7 @@ CATALOGUE: tuple[Kind, ...] = (
         "Lag: a member moved a partition's committed offset backwards within one generation "
         "(not a rebalance, not a reset of the empty group); open until the group is back at "
         "the offset it left.",
+        lag=True,
     ),
     Kind(
         "consumer_lagging",
@@ -438,6 +444,7 @@ CATALOGUE: tuple[Kind, ...] = (
         "old in every judgement of a whole `lag.window_seconds`, and the lag did not shrink "
         "over it (a restart or rebalance that is worked off never is).",
         ("kminion#251", "kafka-lag-exporter#175"),
+        lag=True,
     ),
 )
 
