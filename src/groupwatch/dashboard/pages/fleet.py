@@ -61,7 +61,9 @@ def group_lag(memo: Memo) -> Any:
     if memo.store.version("partition_lag") is None:
         return None
     return memo.get(
-        "group-lag", ("partition_lag",), lambda: lag.group_lag(memo.read("partition_lag"))
+        "group-lag",
+        ("partition_lag",),
+        lambda: lag.group_lag(memo.read("partition_lag", lag.GROUP_LAG_INPUT)),
     )
 
 

@@ -45,13 +45,17 @@ def status_ranks(statuses: pd.Series) -> pd.Series:
     return statuses.map(STATUS_RANK).fillna(_UNKNOWN_RANK).astype("int64")
 
 
+#: The ``partition_lag`` columns :func:`group_lag` reads (the fleet reads only these).
+GROUP_LAG_INPUT = ("group", "lag_records", "lag_seconds", "lag_seconds_at_least", "status")
+
+
 def group_lag(partition_lag: pd.DataFrame) -> pd.DataFrame:
     """Per group (the index): records behind summed over its partitions (null when no
     partition's end offset is known), the largest seconds behind (null when none is known;
     ``lag_seconds_at_least`` when that largest is a lower bound) and the worst status."""
     if partition_lag.empty:
         return pd.DataFrame(columns=GROUP_COLUMNS, index=pd.Index([], name="group"))
-    p = partition_lag[["group", "lag_records", "lag_seconds", "lag_seconds_at_least", "status"]]
+    p = partition_lag[list(GROUP_LAG_INPUT)]
     by = p.groupby("group", sort=False)
     out = pd.DataFrame(index=pd.Index(by.size().index, name="group"))
     out["lag_records"] = by["lag_records"].sum(min_count=1)
