@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from groupwatch import deltawrite, tables, upkeep
 from groupwatch.config import Config
+from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
 from groupwatch.spark import keys, sinks
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def merge_commits(
 
     key = F.col("key")
     aggregated = (
-        df.where(F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES))
+        df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
         .groupBy(keys.commit_prefix(key).alias("prefix"))
         .agg(
             F.max(keys.commit_partition_bytes(key)).alias("partition"),
@@ -67,7 +68,7 @@ def merge_commits(
     malformed = prefix.isNull() if None in bad else F.lit(False)
     if known:
         malformed = malformed | prefix.isin(*known)
-    return F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) & malformed
+    return F.col("rtype").isin(*OFFSET_COMMIT_TYPES) & malformed
 
 
 #: How a (group, topic)'s running totals take a batch's aggregate, as SQL over the table (t)

@@ -31,35 +31,40 @@ from groupwatch.detect.modern.model import (
 )
 from groupwatch.errors import GroupwatchError
 from groupwatch.protocol.jsonview import kafka_uuid
+from groupwatch.protocol.specs import RECORD_TYPE_IDS
 
 if TYPE_CHECKING:
     from groupwatch.protocol import DecodedRecord
 
 G, R = GroupType, RecordRole
-#: record type id -> (group type, role).  Types 0-2 are classic; 18 and 24 have no layout.
+#: record type id -> (group type, role); written by Kafka's names so the ids are the protocol
+#: table's.  The classic types (0-2) have none; 18 and 24 have no layout.
 ROLES: dict[int, tuple[GroupType, RecordRole]] = {
-    3: (G.CONSUMER, R.GROUP_EPOCH),
-    4: (G.CONSUMER, R.TOPIC_NAMES),
-    5: (G.CONSUMER, R.MEMBER),
-    6: (G.CONSUMER, R.ASSIGNMENT_EPOCH),
-    7: (G.CONSUMER, R.TARGET),
-    8: (G.CONSUMER, R.CURRENT),
-    9: (G.SHARE, R.TOPIC_NAMES),
-    10: (G.SHARE, R.MEMBER),
-    11: (G.SHARE, R.GROUP_EPOCH),
-    12: (G.SHARE, R.ASSIGNMENT_EPOCH),
-    13: (G.SHARE, R.TARGET),
-    14: (G.SHARE, R.CURRENT),
-    15: (G.SHARE, R.OTHER),
-    16: (G.CONSUMER, R.REGEX),
-    17: (G.STREAMS, R.GROUP_EPOCH),
-    18: (G.STREAMS, R.OTHER),
-    19: (G.STREAMS, R.MEMBER),
-    20: (G.STREAMS, R.ASSIGNMENT_EPOCH),
-    21: (G.STREAMS, R.TARGET),
-    22: (G.STREAMS, R.CURRENT),
-    23: (G.STREAMS, R.OTHER),
-    24: (G.STREAMS, R.OTHER),
+    RECORD_TYPE_IDS[name]: role
+    for name, role in {
+        "ConsumerGroupMetadata": (G.CONSUMER, R.GROUP_EPOCH),
+        "ConsumerGroupPartitionMetadata": (G.CONSUMER, R.TOPIC_NAMES),
+        "ConsumerGroupMemberMetadata": (G.CONSUMER, R.MEMBER),
+        "ConsumerGroupTargetAssignmentMetadata": (G.CONSUMER, R.ASSIGNMENT_EPOCH),
+        "ConsumerGroupTargetAssignmentMember": (G.CONSUMER, R.TARGET),
+        "ConsumerGroupCurrentMemberAssignment": (G.CONSUMER, R.CURRENT),
+        "ShareGroupPartitionMetadata": (G.SHARE, R.TOPIC_NAMES),
+        "ShareGroupMemberMetadata": (G.SHARE, R.MEMBER),
+        "ShareGroupMetadata": (G.SHARE, R.GROUP_EPOCH),
+        "ShareGroupTargetAssignmentMetadata": (G.SHARE, R.ASSIGNMENT_EPOCH),
+        "ShareGroupTargetAssignmentMember": (G.SHARE, R.TARGET),
+        "ShareGroupCurrentMemberAssignment": (G.SHARE, R.CURRENT),
+        "ShareGroupStatePartitionMetadata": (G.SHARE, R.OTHER),
+        "ConsumerGroupRegularExpression": (G.CONSUMER, R.REGEX),
+        "StreamsGroupMetadata": (G.STREAMS, R.GROUP_EPOCH),
+        "StreamsGroupPartitionMetadata": (G.STREAMS, R.OTHER),
+        "StreamsGroupMemberMetadata": (G.STREAMS, R.MEMBER),
+        "StreamsGroupTargetAssignmentMetadata": (G.STREAMS, R.ASSIGNMENT_EPOCH),
+        "StreamsGroupTargetAssignmentMember": (G.STREAMS, R.TARGET),
+        "StreamsGroupCurrentMemberAssignment": (G.STREAMS, R.CURRENT),
+        "StreamsGroupTopology": (G.STREAMS, R.OTHER),
+        "StreamsGroupTargetAssignmentResolvedTopicIds": (G.STREAMS, R.OTHER),
+    }.items()
 }
 
 
