@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from groupwatch.detect.errors import ContractError
 from groupwatch.detect.findings import Source
 from groupwatch.detect.modern.model import (
     Current,
@@ -29,7 +30,6 @@ from groupwatch.detect.modern.model import (
     Target,
     TopicNames,
 )
-from groupwatch.errors import GroupwatchError
 from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch.protocol.specs import RECORD_TYPE_IDS
 
@@ -68,10 +68,6 @@ ROLES: dict[int, tuple[GroupType, RecordRole]] = {
 }
 
 
-class ModernContractError(GroupwatchError, ValueError):
-    """A decoded modern record does not have the shape the decoder promises."""
-
-
 def _is_struct(value: Any) -> bool:
     return isinstance(value, Mapping) or (
         dataclasses.is_dataclass(value) and not isinstance(value, type)
@@ -80,7 +76,7 @@ def _is_struct(value: Any) -> bool:
 
 def _struct(value: Any, where: str) -> Any:
     if not _is_struct(value):
-        raise ModernContractError(f"{where} is not an object")
+        raise ContractError(f"{where} is not an object")
     return value
 
 
@@ -104,7 +100,7 @@ def _id(value: Any) -> Any:
 def _int(data: Any, name: str) -> int:
     value = _get(data, name)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ModernContractError(f"{name} is not an integer")
+        raise ContractError(f"{name} is not an integer")
     return value
 
 
@@ -122,7 +118,7 @@ def _strs(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not _seq(value) or not all(isinstance(v, str) for v in value):
-        raise ModernContractError(f"{where} is not a list of strings")
+        raise ContractError(f"{where} is not a list of strings")
     return tuple(value)
 
 
@@ -131,17 +127,17 @@ def _slots(value: Any, id_field: str, where: str) -> tuple[Slot, ...]:
     if value is None:
         return ()
     if not _seq(value):
-        raise ModernContractError(f"{where} is not a list")
+        raise ContractError(f"{where} is not a list")
     out: list[Slot] = []
     for entry in value:
         entry = _struct(entry, where)
         owner = _id(_get(entry, id_field))
         parts = _get(entry, "partitions") or []
         if not isinstance(owner, str) or not _seq(parts):
-            raise ModernContractError(f"{where} has an entry without {id_field} or partitions")
+            raise ContractError(f"{where} has an entry without {id_field} or partitions")
         for p in parts:
             if not isinstance(p, int) or isinstance(p, bool):
-                raise ModernContractError(f"{where} has a non-integer partition")
+                raise ContractError(f"{where} has a non-integer partition")
             out.append((owner, p))
     return tuple(out)
 
@@ -234,7 +230,7 @@ def _record(
     if _is_struct(key):
         subkey = _get(key, "regular_expression" if role is R.REGEX else "member_id")
     if role in (R.MEMBER, R.TARGET, R.CURRENT, R.REGEX) and not isinstance(subkey, str):
-        raise ModernContractError(f"{record_type} key without its member or regex")
+        raise ContractError(f"{record_type} key without its member or regex")
     value: Payload | None = None
     if data is not None and role is not R.OTHER:
         value = _payload(group_type, role, _struct(data, "value"))
@@ -246,7 +242,7 @@ def modern_from_record(
 ) -> ModernRecord | None:
     """The modern record of a decoded record, or ``None`` if its type is not a modern one.
 
-    Raises :class:`ModernContractError` when a field does not have the type Kafka gives it.
+    Raises :class:`ContractError` when a field does not have the type Kafka gives it.
     """
     data = None if record.tombstone else record.value
     return _record(
@@ -260,7 +256,7 @@ def modern_record(
     """The modern record of a ``groupwatch decode`` line (values printed as ``{"version": v,
     "data": {...}}``), or ``None`` if its type is not a modern one.
 
-    Raises :class:`ModernContractError` when the line does not have the decoder's shape.
+    Raises :class:`ContractError` when the line does not have the decoder's shape.
     """
     type_id = line.get("record_type_id")
     if not isinstance(type_id, int) or ROLES.get(type_id, (None, R.OTHER))[1] is R.OTHER:
