@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import deltawrite, tables
+from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
-from groupwatch.spark import keys, sinks
+from groupwatch.spark import deltawrite, keys, sinks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import deltawrite, tables, upkeep
+from groupwatch import tables, upkeep
 from groupwatch.config import Config
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
-from groupwatch.spark import keys, sinks
+from groupwatch.spark import deltawrite, keys, sinks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -107,7 +107,7 @@ def _merge_by_spark(
 
 
 def _merge_on_driver(config: Config, aggregated: DataFrame, batch_id: int) -> list[bytes | None]:
-    """The same MERGE from the driver with delta-rs (:mod:`groupwatch.deltawrite`)."""
+    """The same MERGE from the driver with delta-rs (:mod:`groupwatch.spark.deltawrite`)."""
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     rows = aggregated.toArrow()
