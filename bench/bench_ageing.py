@@ -60,7 +60,8 @@ import bench_job  # noqa: E402
 from bench_job import Backlog, bench_config, create_mirror, log  # noqa: E402
 
 from groupwatch import config as config_mod  # noqa: E402
-from groupwatch import deltawrite, tables, upkeep  # noqa: E402
+from groupwatch import tables, upkeep  # noqa: E402
+from groupwatch.spark import deltawrite  # noqa: E402
 
 TOPIC = "ageing-mirror"
 AGE_APP = "groupwatch-ageing"

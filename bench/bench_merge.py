@@ -8,7 +8,7 @@ the 10,000-group cluster model reaches after start-up) is written once by Spark;
 ``--batches`` batches rebalances ``--batch-groups`` groups: every interval of those groups is
 closed and a new one opened, as the job's Python stage emits them. Each batch is MERGEd twice,
 into two copies of the table: by Spark (``groupwatch.spark.sinks.merge``, the job's large-batch
-path) and by delta-rs from the driver (``groupwatch.deltawrite.merge_once``, the job's
+path) and by delta-rs from the driver (``groupwatch.spark.deltawrite.merge_once``, the job's
 small-batch path). Prints the seconds of each and the ratio, and checks that both copies end
 with the same rows.
 """
@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from groupwatch import config as config_mod  # noqa: E402
-from groupwatch import deltawrite, tables  # noqa: E402
-from groupwatch.spark import session, sinks  # noqa: E402
+from groupwatch import tables  # noqa: E402
+from groupwatch.spark import deltawrite, session, sinks  # noqa: E402
 
 TABLE = tables.PARTITION_OWNERSHIP
 

@@ -33,8 +33,10 @@ from bench_worker import output_arrow_schema, state_table  # noqa: E402
 from groupwatch import config as config_mod  # noqa: E402
 from groupwatch import processing  # noqa: E402
 from groupwatch.protocol import decode_key  # noqa: E402
+from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES  # noqa: E402
 
-COMMIT_TYPES = (b"\x00\x00", b"\x00\x01")
+#: A commit key's first two bytes: commits never reach the Python stage, so it is fed none.
+COMMIT_TYPES = tuple(t.to_bytes(2, "big") for t in OFFSET_COMMIT_TYPES)
 
 
 def group_tables(groups: int, seed: int) -> tuple[dict[str, Any], dict[str, str]]:

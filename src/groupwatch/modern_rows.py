@@ -25,12 +25,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from groupwatch.detect.findings import tp_list
+from groupwatch.detect.modern.adapt import ROLES
 from groupwatch.detect.modern.model import (
     CONSUMER_STATES,
     STATIC_AWAY_EPOCH,
     STREAMS_STATES,
     Current,
     GroupType,
+    RecordRole,
     Slot,
 )
 from groupwatch.detect.modern.state import Member, ModernState
@@ -41,8 +43,8 @@ from groupwatch.tables import MemberRow, OwnershipRow, SnapshotRow, TPList, time
 ModernIntervals = dict[str, dict[str, list[Any]]]
 
 #: record type id -> what it stands for here.
-GROUP_EPOCH_TYPES = frozenset({3, 11, 17})
-CURRENT_TYPES = frozenset({8, 14, 22})
+GROUP_EPOCH_TYPES = frozenset(t for t, (_, role) in ROLES.items() if role is RecordRole.GROUP_EPOCH)
+CURRENT_TYPES = frozenset(t for t, (_, role) in ROLES.items() if role is RecordRole.CURRENT)
 
 
 def topic_of(state: ModernState, slot_id: str, names: Mapping[str, str]) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,7 +278,6 @@ def process_group(
     commits: Iterable[tuple[str, int] | tuple[str, int, int | None]] = (),
     clocks: Mapping[int, int] | None = None,
     quiescent: bool = False,
-    decoder: Callable[[SourceRecord], DecodedRecord] = decode,
     view: BrokerView | None = None,
 ) -> GroupResult:
     """Advance one group over its records (already in offset order), as ``groupwatch analyze``
@@ -291,8 +290,7 @@ def process_group(
     stream time per source partition at the end of the batch, which confirms what has waited
     long enough even when the group itself was silent.  ``quiescent``: the batch read
     everything available, so a modern group's state is judged at its end (``analyze`` does
-    so at the end of its input).  ``decoder``: how a source record is decoded (tests give
-    records decoded in advance).  ``view``: what the brokers said of the group at the driver's
+    so at the end of its input).  ``view``: what the brokers said of the group at the driver's
     last look, applied after the records (``analyze --bootstrap-server`` applies its looks
     after its input too).
     """
@@ -309,7 +307,7 @@ def process_group(
         result.add(FINDINGS, [finding_row(f, detected_at) for f in findings])
 
     for record in records:
-        rec = decoder(record)
+        rec = decode(record)
         if rec.record_type == "offset_commit" and rec.error is None:
             # A commit hint in its place: it informs counts and time, and has no rows here
             # (group_offsets aggregates commits in the JVM).

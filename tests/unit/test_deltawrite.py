@@ -15,7 +15,8 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from groupwatch import deltaread, deltawrite, tables
+from groupwatch import deltaread, tables
+from groupwatch.spark import deltawrite
 
 APP = "groupwatch-job"
 T0 = dt.datetime(2026, 11, 24, 12, 0, tzinfo=dt.UTC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupwatch.state_cache import ENTRY_OVERHEAD, OverBudget, StateCache, Version
+from groupwatch.spark.state_cache import ENTRY_OVERHEAD, OverBudget, StateCache, Version
 
 
 def v(

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from groupwatch.assignor import TopicPartition
-from groupwatch.detect.events import DEFAULT_TOPIC, ContractError, error_line, member_state
+from groupwatch.detect.errors import ContractError
+from groupwatch.detect.events import DEFAULT_TOPIC, error_line, member_state
 from groupwatch.detect.findings import Source
 from groupwatch.detect.model import (
     Event,
@@ -25,7 +26,7 @@ from groupwatch.detect.model import (
     Tombstone,
     UndecodableRecord,
 )
-from groupwatch.detect.modern.adapt import ModernContractError, modern_record
+from groupwatch.detect.modern.adapt import modern_record
 
 if TYPE_CHECKING:
     from groupwatch.protocol import DecodedRecord
@@ -269,7 +270,7 @@ def event_from_decoded(
         if not group:
             return None
         return modern_record(line, group, source, time_ms)
-    except (ContractError, ModernContractError) as exc:
+    except ContractError as exc:
         return UndecodableRecord(group, "contract", str(exc), None, None, source, time_ms)
 
 

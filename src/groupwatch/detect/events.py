@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from groupwatch.assignor import TopicPartition
+from groupwatch.detect.errors import ContractError
 from groupwatch.detect.findings import Source
 from groupwatch.detect.model import (
     NO_GENERATION,
@@ -22,8 +23,7 @@ from groupwatch.detect.model import (
     Tombstone,
     UndecodableRecord,
 )
-from groupwatch.detect.modern.adapt import ModernContractError, modern_from_record
-from groupwatch.errors import GroupwatchError
+from groupwatch.detect.modern.adapt import modern_from_record
 from groupwatch.protocol import (
     CooperativeStickyUserData,
     DecodedRecord,
@@ -40,11 +40,6 @@ from groupwatch.protocol.jsonview import kafka_uuid
 
 DEFAULT_TOPIC = "__consumer_offsets"
 CONSUMER = "consumer"
-
-
-class ContractError(GroupwatchError, ValueError):
-    """A record does not have the shape the engine needs (a group-metadata record without a
-    group, an offset commit without a partition, a JSON line that is not ``decode`` output)."""
 
 
 def member_state(
@@ -283,5 +278,5 @@ def event_from_record(
         if not name:
             return None
         return modern_from_record(record, name, source, time_ms)
-    except (ContractError, ModernContractError) as exc:
+    except ContractError as exc:
         return UndecodableRecord(name, "contract", str(exc), None, None, source, time_ms)

@@ -679,3 +679,26 @@ RECORD_TYPES: dict[int, RecordType] = {
         ),
     )
 }
+
+# --- record-type ids, for code that dispatches on them ------------------------------------------
+# Derived from the table above, so an id is written down once.
+
+#: Record type id by Kafka's name for it (``"ConsumerGroupMetadata"`` -> 3).
+RECORD_TYPE_IDS: dict[str, int] = {rt.kafka_name: rt.id for rt in RECORD_TYPES.values()}
+#: Offset commits (0 as 0.8.2 wrote them, 1 since): one key layout, most of the topic's volume.
+OFFSET_COMMIT_TYPES: tuple[int, ...] = tuple(
+    rt.id for rt in RECORD_TYPES.values() if rt.name == "offset_commit"
+)
+GROUP_METADATA_TYPE = RECORD_TYPE_IDS["GroupMetadata"]
+
+
+def _group_first(rt: RecordType) -> bool:
+    first = rt.key.struct.fields[0] if rt.key is not None else None
+    return first is not None and first.name in ("group", "group_id") and first.type is STRING
+
+
+#: Record types whose key starts with the group id: every type with a known key layout (those
+#: recognised by name only, 18 and 24, are left to the decoder).
+GROUP_KEYED_TYPES: tuple[int, ...] = tuple(
+    rt.id for rt in RECORD_TYPES.values() if _group_first(rt)
+)

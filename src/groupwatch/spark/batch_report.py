@@ -7,12 +7,16 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from groupwatch.protocol.specs import GROUP_METADATA_TYPE, OFFSET_COMMIT_TYPES, RECORD_TYPES
+
 if TYPE_CHECKING:
     from groupwatch.spark.batchlog import BatchLog
     from groupwatch.spark.metrics import JobMetrics
 
-#: Record types by the name the log and the metrics use.
-RECORD_NAMES: dict[int | None, str] = {0: "offset_commit", 1: "offset_commit", 2: "group_metadata"}
+#: Record types by the name the log and the metrics use (any other type is ``type_<n>``).
+RECORD_NAMES: dict[int | None, str] = {
+    t: RECORD_TYPES[t].name for t in (*OFFSET_COMMIT_TYPES, GROUP_METADATA_TYPE)
+}
 
 
 @dataclass(frozen=True)

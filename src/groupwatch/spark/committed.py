@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import deltawrite, tables
+from groupwatch import tables
 from groupwatch.config import Config
-from groupwatch.spark import keys, sinks
+from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
+from groupwatch.spark import deltawrite, keys, sinks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -51,7 +52,7 @@ def parsed(df: DataFrame) -> DataFrame:
     meta_pos = F.when(version >= 3, F.lit(15)).otherwise(F.lit(11))
     first = F.conv(F.hex(value.substr(meta_pos, F.lit(1))), 16, 10).cast("int")
     short = F.conv(F.hex(value.substr(meta_pos, F.lit(2))), 16, 10).cast("int")
-    return df.where(F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES)).select(
+    return df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES)).select(
         keys.prefix_group(prefix).alias("group"),
         keys.prefix_topic(prefix).alias("topic"),
         keys.partition_of(keys.commit_partition_bytes(key)).alias("partition"),

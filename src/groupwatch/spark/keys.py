@@ -12,14 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from groupwatch.protocol.specs import GROUP_KEYED_TYPES
+
 if TYPE_CHECKING:
     from pyspark.sql import Column
-
-OFFSET_COMMIT_TYPES = (0, 1)
-GROUP_METADATA_TYPE = 2
-#: Record types whose key starts with the group id: classic (0-2) and modern (3-17, 19-23).
-#: 18 and 24 have no released layout, so their keys are left to the decoder.
-GROUP_KEYED_TYPES = (*range(0, 18), *range(19, 24))
 
 
 def _uint(key: Column, pos: Column | int, width: int) -> Column:

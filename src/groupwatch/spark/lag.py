@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groupwatch import deltawrite, locations, tables
+from groupwatch import locations, tables
 from groupwatch.config import Config
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
 from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag
-from groupwatch.spark import sinks
+from groupwatch.spark import deltawrite, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import deltawrite, tables, upkeep
+from groupwatch import tables, upkeep
 from groupwatch.config import Config
-from groupwatch.spark import keys, sinks
+from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
+from groupwatch.spark import deltawrite, keys, sinks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -36,7 +37,7 @@ def merge_commits(
 
     key = F.col("key")
     aggregated = (
-        df.where(F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES))
+        df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
         .groupBy(keys.commit_prefix(key).alias("prefix"))
         .agg(
             F.max(keys.commit_partition_bytes(key)).alias("partition"),
@@ -67,7 +68,7 @@ def merge_commits(
     malformed = prefix.isNull() if None in bad else F.lit(False)
     if known:
         malformed = malformed | prefix.isin(*known)
-    return F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) & malformed
+    return F.col("rtype").isin(*OFFSET_COMMIT_TYPES) & malformed
 
 
 #: How a (group, topic)'s running totals take a batch's aggregate, as SQL over the table (t)
@@ -106,7 +107,7 @@ def _merge_by_spark(
 
 
 def _merge_on_driver(config: Config, aggregated: DataFrame, batch_id: int) -> list[bytes | None]:
-    """The same MERGE from the driver with delta-rs (:mod:`groupwatch.deltawrite`)."""
+    """The same MERGE from the driver with delta-rs (:mod:`groupwatch.spark.deltawrite`)."""
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     rows = aggregated.toArrow()

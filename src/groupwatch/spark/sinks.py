@@ -84,7 +84,7 @@ def _add_missing_columns(spark: SparkSession, path: str, table: Table) -> None:
 
 
 def on_driver(config: Config, rows: int) -> bool:
-    """Whether a write of ``rows`` rows goes through the driver (``groupwatch.deltawrite``).
+    """Whether a write of ``rows`` rows goes through the driver (``groupwatch.spark.deltawrite``).
 
     Only tables on a file system the driver sees (delta-rs is given no object-store
     credentials), and only up to ``delta.driver_write_rows`` rows: the rows are collected to

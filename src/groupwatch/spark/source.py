@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
 from groupwatch.spark import keys
 from groupwatch.spark.pipelines import READER_GROUP_PREFIX
 
@@ -57,12 +58,12 @@ class BatchStats:
 
     @property
     def has_commits(self) -> bool:
-        return any(self.counts.get(t, 0) for t in keys.OFFSET_COMMIT_TYPES)
+        return any(self.counts.get(t, 0) for t in OFFSET_COMMIT_TYPES)
 
     @property
     def has_others(self) -> bool:
         """Whether any watched record is not an offset commit (it goes to Python)."""
-        return any(n for t, n in self.counts.items() if t not in keys.OFFSET_COMMIT_TYPES)
+        return any(n for t, n in self.counts.items() if t not in OFFSET_COMMIT_TYPES)
 
 
 def split(batch: DataFrame) -> SplitBatch:
@@ -126,7 +127,7 @@ def python_records(df: DataFrame, malformed_commits: Column | None) -> DataFrame
     """The records the Python stage decodes: every one but the well-formed offset commits."""
     from pyspark.sql import functions as F
 
-    python = ~F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES) | F.col("rtype").isNull()
+    python = ~F.col("rtype").isin(*OFFSET_COMMIT_TYPES) | F.col("rtype").isNull()
     if malformed_commits is not None:
         python = python | malformed_commits
     return (
@@ -152,7 +153,7 @@ def first_commits(df: DataFrame, groups: DataFrame) -> DataFrame:
     )
     return (
         df.where(
-            F.col("rtype").isin(*keys.OFFSET_COMMIT_TYPES)
+            F.col("rtype").isin(*OFFSET_COMMIT_TYPES)
             & F.col("value").isNotNull()
             & keys.prefix_group(prefix).isNotNull()
             & keys.prefix_topic(prefix).isNotNull()

@@ -3,9 +3,10 @@
 A batch reads only versions older than itself, so a replay of the batch (after a crash) reads
 exactly the state its first attempt read.  Maintenance drops what no batch will read again.
 
-:class:`StateStore` serves those reads from the driver's :class:`~groupwatch.state_cache.StateCache`
-when it mirrors the table up to the previous batch, and from the table otherwise (and fills the
-cache from it then, one scan instead of one per batch).
+:class:`StateStore` serves those reads from the driver's
+:class:`~groupwatch.spark.state_cache.StateCache` when it mirrors the table up to the previous
+batch, and from the table otherwise (and fills the cache from it then, one scan instead of one
+per batch).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.spark import offsets, sinks
-from groupwatch.state_cache import OverBudget, StateCache, Version
+from groupwatch.spark.state_cache import OverBudget, StateCache, Version
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

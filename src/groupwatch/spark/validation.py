@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groupwatch import deltawrite, tables
+from groupwatch import tables
 from groupwatch.config import Config
-from groupwatch.spark import sinks
+from groupwatch.spark import deltawrite, sinks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

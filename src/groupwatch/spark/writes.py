@@ -6,7 +6,7 @@ carries the batch's transaction id, so a replayed batch skips what its first att
 
 A batch small enough (``delta.driver_write_rows``, :func:`groupwatch.spark.sinks.on_driver`) is
 collected to the driver as Arrow (:func:`collect`) and written there with delta-rs
-(:mod:`groupwatch.deltawrite`), under the same transaction ids; larger ones by Spark.
+(:mod:`groupwatch.spark.deltawrite`), under the same transaction ids; larger ones by Spark.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from groupwatch import deltawrite, tables
+from groupwatch import tables
 from groupwatch.config import Config
-from groupwatch.spark import output, sinks
+from groupwatch.spark import deltawrite, output, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

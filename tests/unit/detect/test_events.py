@@ -103,3 +103,22 @@ def test_only_the_typed_reading_keeps_the_order_a_member_wrote() -> None:
     assert typed.members[0].owned_partitions == (("b", 3), ("b", 1), ("a", 2))
     assert printed.members[0].owned_partitions == (("a", 2), ("b", 1), ("b", 3))
     assert unordered(typed) == unordered(printed)
+
+
+def test_a_classic_and_a_modern_line_off_the_contract_fail_alike() -> None:
+    from groupwatch.detect.decoded import source_of
+    from groupwatch.detect.errors import ContractError
+    from groupwatch.detect.model import UndecodableRecord
+    from groupwatch.detect.modern import modern_record
+    from groupwatch.errors import GroupwatchError
+
+    classic = {"record_type": "group_metadata", "record_type_id": 2, "key": {}, "value": {}}
+    # a current-assignment key (type 8) without its member id
+    modern = {"record_type": "consumer_group_current_member_assignment", "record_type_id": 8}
+    modern |= {"group": "g", "key": {"group_id": "g"}, "value": None, "tombstone": True}
+    with pytest.raises(ContractError, match="without its member") as raised:
+        modern_record(modern, "g", source_of(modern), None)
+    assert isinstance(raised.value, GroupwatchError) and isinstance(raised.value, ValueError)
+    events = [event_from_decoded(classic), event_from_decoded(modern)]
+    assert all(isinstance(e, UndecodableRecord) for e in events)
+    assert [e.error_kind for e in events if isinstance(e, UndecodableRecord)] == ["contract"] * 2

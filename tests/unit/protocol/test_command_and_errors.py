@@ -219,6 +219,23 @@ def test_types_without_layout_and_all_newer_types_are_named() -> None:
     )
 
 
+def test_the_record_type_ids_derived_from_the_table() -> None:
+    # The JVM reads keys of these types by byte arithmetic (spark/keys.py): a type joining
+    # GROUP_KEYED_TYPES must really start its key with the group.
+    from groupwatch.protocol.specs import (
+        GROUP_KEYED_TYPES,
+        GROUP_METADATA_TYPE,
+        OFFSET_COMMIT_TYPES,
+        RECORD_TYPE_IDS,
+    )
+
+    assert OFFSET_COMMIT_TYPES == (0, 1)
+    assert GROUP_METADATA_TYPE == 2
+    assert GROUP_KEYED_TYPES == (*range(0, 18), *range(19, 24))
+    assert RECORD_TYPE_IDS["OffsetCommit"] == 1 and RECORD_TYPE_IDS["StreamsGroupTopology"] == 23
+    assert len(RECORD_TYPE_IDS) == len(RECORD_TYPES)
+
+
 def test_decode_error_rejects_unknown_kind() -> None:
     with pytest.raises(ValueError):
         DecodeError("oops", "x")

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from groupwatch.detect.errors import ContractError
 from groupwatch.detect.findings import Source
 from groupwatch.detect.modern.model import (
     Current,
@@ -29,42 +30,42 @@ from groupwatch.detect.modern.model import (
     Target,
     TopicNames,
 )
-from groupwatch.errors import GroupwatchError
 from groupwatch.protocol.jsonview import kafka_uuid
+from groupwatch.protocol.specs import RECORD_TYPE_IDS
 
 if TYPE_CHECKING:
     from groupwatch.protocol import DecodedRecord
 
 G, R = GroupType, RecordRole
-#: record type id -> (group type, role).  Types 0-2 are classic; 18 and 24 have no layout.
+#: record type id -> (group type, role); written by Kafka's names so the ids are the protocol
+#: table's.  The classic types (0-2) have none; 18 and 24 have no layout.
 ROLES: dict[int, tuple[GroupType, RecordRole]] = {
-    3: (G.CONSUMER, R.GROUP_EPOCH),
-    4: (G.CONSUMER, R.TOPIC_NAMES),
-    5: (G.CONSUMER, R.MEMBER),
-    6: (G.CONSUMER, R.ASSIGNMENT_EPOCH),
-    7: (G.CONSUMER, R.TARGET),
-    8: (G.CONSUMER, R.CURRENT),
-    9: (G.SHARE, R.TOPIC_NAMES),
-    10: (G.SHARE, R.MEMBER),
-    11: (G.SHARE, R.GROUP_EPOCH),
-    12: (G.SHARE, R.ASSIGNMENT_EPOCH),
-    13: (G.SHARE, R.TARGET),
-    14: (G.SHARE, R.CURRENT),
-    15: (G.SHARE, R.OTHER),
-    16: (G.CONSUMER, R.REGEX),
-    17: (G.STREAMS, R.GROUP_EPOCH),
-    18: (G.STREAMS, R.OTHER),
-    19: (G.STREAMS, R.MEMBER),
-    20: (G.STREAMS, R.ASSIGNMENT_EPOCH),
-    21: (G.STREAMS, R.TARGET),
-    22: (G.STREAMS, R.CURRENT),
-    23: (G.STREAMS, R.OTHER),
-    24: (G.STREAMS, R.OTHER),
+    RECORD_TYPE_IDS[name]: role
+    for name, role in {
+        "ConsumerGroupMetadata": (G.CONSUMER, R.GROUP_EPOCH),
+        "ConsumerGroupPartitionMetadata": (G.CONSUMER, R.TOPIC_NAMES),
+        "ConsumerGroupMemberMetadata": (G.CONSUMER, R.MEMBER),
+        "ConsumerGroupTargetAssignmentMetadata": (G.CONSUMER, R.ASSIGNMENT_EPOCH),
+        "ConsumerGroupTargetAssignmentMember": (G.CONSUMER, R.TARGET),
+        "ConsumerGroupCurrentMemberAssignment": (G.CONSUMER, R.CURRENT),
+        "ShareGroupPartitionMetadata": (G.SHARE, R.TOPIC_NAMES),
+        "ShareGroupMemberMetadata": (G.SHARE, R.MEMBER),
+        "ShareGroupMetadata": (G.SHARE, R.GROUP_EPOCH),
+        "ShareGroupTargetAssignmentMetadata": (G.SHARE, R.ASSIGNMENT_EPOCH),
+        "ShareGroupTargetAssignmentMember": (G.SHARE, R.TARGET),
+        "ShareGroupCurrentMemberAssignment": (G.SHARE, R.CURRENT),
+        "ShareGroupStatePartitionMetadata": (G.SHARE, R.OTHER),
+        "ConsumerGroupRegularExpression": (G.CONSUMER, R.REGEX),
+        "StreamsGroupMetadata": (G.STREAMS, R.GROUP_EPOCH),
+        "StreamsGroupPartitionMetadata": (G.STREAMS, R.OTHER),
+        "StreamsGroupMemberMetadata": (G.STREAMS, R.MEMBER),
+        "StreamsGroupTargetAssignmentMetadata": (G.STREAMS, R.ASSIGNMENT_EPOCH),
+        "StreamsGroupTargetAssignmentMember": (G.STREAMS, R.TARGET),
+        "StreamsGroupCurrentMemberAssignment": (G.STREAMS, R.CURRENT),
+        "StreamsGroupTopology": (G.STREAMS, R.OTHER),
+        "StreamsGroupTargetAssignmentResolvedTopicIds": (G.STREAMS, R.OTHER),
+    }.items()
 }
-
-
-class ModernContractError(GroupwatchError, ValueError):
-    """A decoded modern record does not have the shape the decoder promises."""
 
 
 def _is_struct(value: Any) -> bool:
@@ -75,7 +76,7 @@ def _is_struct(value: Any) -> bool:
 
 def _struct(value: Any, where: str) -> Any:
     if not _is_struct(value):
-        raise ModernContractError(f"{where} is not an object")
+        raise ContractError(f"{where} is not an object")
     return value
 
 
@@ -99,7 +100,7 @@ def _id(value: Any) -> Any:
 def _int(data: Any, name: str) -> int:
     value = _get(data, name)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ModernContractError(f"{name} is not an integer")
+        raise ContractError(f"{name} is not an integer")
     return value
 
 
@@ -117,7 +118,7 @@ def _strs(value: Any, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if not _seq(value) or not all(isinstance(v, str) for v in value):
-        raise ModernContractError(f"{where} is not a list of strings")
+        raise ContractError(f"{where} is not a list of strings")
     return tuple(value)
 
 
@@ -126,17 +127,17 @@ def _slots(value: Any, id_field: str, where: str) -> tuple[Slot, ...]:
     if value is None:
         return ()
     if not _seq(value):
-        raise ModernContractError(f"{where} is not a list")
+        raise ContractError(f"{where} is not a list")
     out: list[Slot] = []
     for entry in value:
         entry = _struct(entry, where)
         owner = _id(_get(entry, id_field))
         parts = _get(entry, "partitions") or []
         if not isinstance(owner, str) or not _seq(parts):
-            raise ModernContractError(f"{where} has an entry without {id_field} or partitions")
+            raise ContractError(f"{where} has an entry without {id_field} or partitions")
         for p in parts:
             if not isinstance(p, int) or isinstance(p, bool):
-                raise ModernContractError(f"{where} has a non-integer partition")
+                raise ContractError(f"{where} has a non-integer partition")
             out.append((owner, p))
     return tuple(out)
 
@@ -229,7 +230,7 @@ def _record(
     if _is_struct(key):
         subkey = _get(key, "regular_expression" if role is R.REGEX else "member_id")
     if role in (R.MEMBER, R.TARGET, R.CURRENT, R.REGEX) and not isinstance(subkey, str):
-        raise ModernContractError(f"{record_type} key without its member or regex")
+        raise ContractError(f"{record_type} key without its member or regex")
     value: Payload | None = None
     if data is not None and role is not R.OTHER:
         value = _payload(group_type, role, _struct(data, "value"))
@@ -241,7 +242,7 @@ def modern_from_record(
 ) -> ModernRecord | None:
     """The modern record of a decoded record, or ``None`` if its type is not a modern one.
 
-    Raises :class:`ModernContractError` when a field does not have the type Kafka gives it.
+    Raises :class:`ContractError` when a field does not have the type Kafka gives it.
     """
     data = None if record.tombstone else record.value
     return _record(
@@ -255,7 +256,7 @@ def modern_record(
     """The modern record of a ``groupwatch decode`` line (values printed as ``{"version": v,
     "data": {...}}``), or ``None`` if its type is not a modern one.
 
-    Raises :class:`ModernContractError` when the line does not have the decoder's shape.
+    Raises :class:`ContractError` when the line does not have the decoder's shape.
     """
     type_id = line.get("record_type_id")
     if not isinstance(type_id, int) or ROLES.get(type_id, (None, R.OTHER))[1] is R.OTHER:

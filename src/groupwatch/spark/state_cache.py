@@ -12,7 +12,8 @@ batch that failed half-way, a restart) makes the caller reload it from the table
 the truth.  So a batch reads the same state from the cache as it would from the table, and the
 exactly-once argument of ``docs/job.md`` is unchanged.
 
-Pure Python: the Spark side that fills it lives in ``groupwatch.spark.state_store``.
+Pure Python, so it is tested without Spark; the Spark side that fills it lives in
+:mod:`groupwatch.spark.state_store`.
 """
 
 from __future__ import annotations
