@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from groupwatch.detect.lag.judge import LagRules
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner
 from groupwatch.detect.lag.poll import LagKeeper
@@ -78,3 +81,69 @@ def test_topic_rows_sum_records_and_take_the_worst() -> None:
     commits = [commit(40, 0), Commit("g", "t", 1, 100, 0)]
     (topic,) = keeper.judge(commits, {}).topics
     assert (topic.partitions, topic.lag_records, topic.status) == (2, 60, "ok")
+
+
+# -- the compact keeper (the job's) against the keeper that keeps everything -----------------
+#: One poll of one partition: how far the log end moves (negative: a new, shorter log), how
+#: far the committed offset moves (negative: back), whether a commit was made, who owns it,
+#: and whether the brokers answered.
+_STEP = st.tuples(
+    st.sampled_from([0, 0, 1, 5, 40, 400, -10_000]),
+    st.sampled_from([0, 0, 1, 5, 40, 400, -300]),
+    st.booleans(),
+    st.sampled_from([A, A, B, None]),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
+    poll_s=st.sampled_from([5, 15, 60]),
+)
+def test_the_compact_keeper_judges_as_the_one_that_keeps_everything(
+    steps: list[list[tuple[int, int, bool, Owner | None, bool]]], poll_s: int
+) -> None:
+    """Its rows, the findings it opens and resolves, poll for poll, over three partitions
+    whose logs grow, stall, restart shorter, and whose consumers keep up, fall behind, stop,
+    move back and change hands: dropping what it drops changes no verdict."""
+    rules = LagRules(stop_ms=120_000, warn_ms=30_000, window_ms=90_000, poll_ms=poll_s * 1000)
+    compact, full = LagKeeper(rules), LagKeeper(rules, compact=False)
+    ends = [1000, 1000, 1000]
+    offsets = [900, 1000, 500]
+    made = [0, 0, 0]
+    for i, poll in enumerate(steps):
+        at = (i + 1) * poll_s * 1000
+        answers, commits, owners = [], [], {}
+        for p, (grow, move, commits_now, owner, answered) in enumerate(poll):
+            ends[p] = max(0, ends[p] + grow)
+            if commits_now:
+                offsets[p] = max(0, offsets[p] + move)
+                made[p] = at - 1000
+            if answered:
+                answers.append(EndOffset("t", p, 0, ends[p], at))
+            commits.append(Commit("g", "t", p, offsets[p], made[p], moved_ms=None))
+            if owner is not None:
+                owners[("t", p)] = owner
+        for keeper in (compact, full):
+            keeper.observe(answers)
+            keeper.forget_older(at - 3_600_000)
+        known = at - 500 if i % 3 else None
+        a = compact.judge(commits, {"g": owners}, stale=not answers, known_ms=known)
+        b = full.judge(commits, {"g": owners}, stale=not answers, known_ms=known)
+        assert a.rows == b.rows, f"poll {i}"
+        assert a.opened == b.opened and a.resolved == b.resolved, f"poll {i}"
+        assert a.topics == b.topics
+
+
+def test_the_compact_keeper_keeps_one_point_of_an_idle_partitions_window() -> None:
+    keeper = LagKeeper(RULES)
+    for t in range(0, 3000, 15):
+        keeper.observe([end(t, 100)])
+        keeper.judge([commit(100, t)], {"g": {("t", 0): A}})
+    assert len(keeper.tracks[("g", "t", 0)].recent) == 1
+    full = LagKeeper(RULES, compact=False)
+    for t in range(0, 3000, 15):
+        full.observe([end(t, 100)])
+        full.judge([commit(100, t)], {"g": {("t", 0): A}})
+    assert len(full.tracks[("g", "t", 0)].recent) > 10

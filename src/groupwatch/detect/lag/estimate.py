@@ -35,9 +35,13 @@ def usable(history: Sequence[EndOffset]) -> Sequence[EndOffset]:
     return history[start:]
 
 
-def seconds_behind(history: Sequence[EndOffset], committed: int) -> Behind | None:
-    """``history``: one partition's observations, oldest first. ``None`` without any."""
-    kept = usable(history)
+def seconds_behind(
+    history: Sequence[EndOffset], committed: int, *, is_usable: bool = False
+) -> Behind | None:
+    """``history``: one partition's observations, oldest first. ``None`` without any.
+    ``is_usable``: the caller keeps no observation from before the log end last went
+    backwards (the job's keeper drops them as they come), so the scan for it is skipped."""
+    kept = history if is_usable else usable(history)
     if not kept:
         return None
     newest = kept[-1]

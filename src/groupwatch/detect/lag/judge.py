@@ -70,6 +70,7 @@ def judge(
     *,
     stale: bool = False,
     known_ms: int | None = None,
+    compact: bool = False,
 ) -> Verdict:
     """One partition's lag row from its committed offset and the history of its log end
     (oldest first; empty if never observed), and what it opens or resolves.
@@ -78,7 +79,13 @@ def judge(
     batch behind the brokers' answer); None: up to the answer itself.  A commit made after
     it is not yet seen, so "no commit for so long" is measured up to it, never up to the
     answer, and the time it is behind is not counted as lag: else a slow batch would make
-    every healthy group look stopped."""
+    every healthy group look stopped.
+
+    ``compact`` (the job's keeper, which judges every partition at every poll): ``history``
+    holds no observation from before the log end last went backwards, and a judgement that
+    cannot be part of a lagging window (at or below ``warn``, or unknown) is kept alone in the
+    track, since it alone decides every window it is in or anchors (see :func:`_lagging`):
+    the same verdicts, without a window of points per partition in memory."""
     track = track or Track()
     newest = history[-1] if history else None
     if newest is None:
@@ -91,7 +98,7 @@ def judge(
     upto = at if known_ms is None else min(at, known_ms)
     unseen_s = (at - upto) / 1000.0
     lag = max(0, newest.end_offset - commit.offset)
-    behind = seconds_behind(history, commit.offset)
+    behind = seconds_behind(history, commit.offset, is_usable=compact)
     seconds = None if behind is None else behind.seconds
     at_least = behind is not None and behind.at_least
     waited_ms = 0.0 if seconds is None else seconds * 1000.0
@@ -99,7 +106,11 @@ def judge(
     # A consumer may have moved on since ``upto``: lag over the window, minus that, for
     # lagging (never negative).
     lagging_s = None if seconds is None else max(0.0, seconds - unseen_s)
-    recent = _window(track.recent, at, lagging_s if lag else 0.0, rules.window_ms)
+    point = lagging_s if lag else 0.0
+    if compact and (point is None or point * 1000.0 <= rules.warn_ms):
+        recent: tuple[tuple[int, float | None], ...] = ((at, point),)
+    else:
+        recent = _window(track.recent, at, point, rules.window_ms)
     status: Status
     if lag == 0:
         status = "idle"  # nothing to consume, however old the commit: an idle topic is not late

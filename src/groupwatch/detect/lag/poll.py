@@ -49,13 +49,22 @@ def _owner_mark(owner: Owner | None) -> int | None:
 
 
 class LagKeeper:
-    """What the job remembers between polls (rebuilt from ``end_offsets`` at a restart)."""
+    """What the job remembers between polls (rebuilt from ``end_offsets`` at a restart).
 
-    def __init__(self, rules: LagRules) -> None:
+    ``compact`` (the default) keeps what the verdicts need and no more: a partition's history
+    from the last time its log end went backwards (older points describe another log), a
+    track's window only while it can still become ``lagging`` (see ``judge``'s ``compact``),
+    and a commit unchanged since the last poll, with the same owner, is not advanced again.
+    ``compact=False`` keeps everything: the reference the tests hold it to."""
+
+    def __init__(self, rules: LagRules, *, compact: bool = True) -> None:
         self.rules = rules
+        self.compact = compact
         self.history: dict[TP, list[EndOffset]] = {}
         self.tracks: dict[Key, Track] = {}
         self.commits: dict[Key, Commit] = {}
+        #: The commit as read and its owner, of the last poll (``compact``).
+        self.read: dict[Key, tuple[Commit, Owner | None]] = {}
         self.last_ok_ms: int | None = None
 
     def observe(self, ends: Iterable[EndOffset]) -> None:
@@ -67,6 +76,8 @@ class LagKeeper:
             # A flat run keeps its first and last point: the end passed nothing in between.
             if len(points) >= 2 and points[-1].end_offset == points[-2].end_offset == e.end_offset:
                 points[-1] = e
+            elif self.compact and points and e.end_offset < points[-1].end_offset:
+                points[:] = [e]  # a new log: the points before describe another one
             else:
                 points.append(e)
             if len(points) > MAX_POINTS:
@@ -102,17 +113,24 @@ class LagKeeper:
             tp = (new.topic, new.partition)
             owner = owners.get(new.group, {}).get(tp)
             previous = self.commits.get(key)
-            mark = _owner_mark(owner)
-            commit = advance(
-                previous,
-                replace(new, generation=mark),
-                members=0 if owner is None else None,
-            )
-            if commit.moved_ms is not None and new.moved_ms is not None:
-                # The table knows when the offset last moved better than two polls do.
-                if previous is None or commit.offset == previous.offset:
-                    commit = replace(commit, moved_ms=new.moved_ms)
-            self.commits[key] = commit
+            last = self.read.get(key) if self.compact else None
+            if previous is not None and last is not None and last == (new, owner):
+                # What was read is what the last poll read: advancing it again gives the
+                # same commit (same offset, same owner mark), so it is not redone.
+                commit = previous
+            else:
+                commit = advance(
+                    previous,
+                    replace(new, generation=_owner_mark(owner)),
+                    members=0 if owner is None else None,
+                )
+                if commit.moved_ms is not None and new.moved_ms is not None:
+                    # The table knows when the offset last moved better than two polls do.
+                    if previous is None or commit.offset == previous.offset:
+                        commit = replace(commit, moved_ms=new.moved_ms)
+                self.commits[key] = commit
+                if self.compact:
+                    self.read[key] = (new, owner)
             v = judge(
                 commit,
                 self.history.get(tp, []),
@@ -121,6 +139,7 @@ class LagKeeper:
                 self.tracks.get(key),
                 stale=stale,
                 known_ms=known_ms,
+                compact=self.compact,
             )
             self.tracks[key] = v.track
             rows.append(v.row)
@@ -134,6 +153,7 @@ class LagKeeper:
             if track is not None and track.open_id is not None and track.open_kind is not None:
                 resolved.append((track.open_id, track.open_kind))
             del self.commits[key]
+            self.read.pop(key, None)
         return PollResult(rows, topic_lag(rows), opened, resolved)
 
 

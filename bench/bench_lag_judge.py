@@ -1,0 +1,134 @@
+"""Benchmark: one lag poll's Python side over the tables a start-up left (no brokers).
+
+    .venv/bin/python bench/bench_lag_judge.py --delta-root DIR [--polls 4] [--lagging 0.1]
+        [--baseline COMMIT] [--gc]
+
+``DIR`` holds ``committed_offsets``, ``partition_ownership`` and ``member_assignments`` (e.g.
+the tables ``bench/bench_cluster.py --bench startup --keep`` left: 1.2 M committed partitions
+of the 10,000-group cluster model).  The brokers' answers are made up, one per poll: every
+partition's log end at its highest committed offset plus, for a ``--lagging`` share of the
+partitions, records that grow each poll (so most partitions are idle and some lag, as on a
+real cluster).  Times each part of :meth:`groupwatch.spark.lag.LagPoller.poll` that runs in
+Python, per poll: reading the commits and the owners, the judgement, the rows for Delta.
+The cyclic garbage collector is off during the polls, as the job's poller has it (``--gc``
+keeps it on). ``--baseline COMMIT``: the same polls by that commit's code (``git archive``
+into a temporary folder, run in a subprocess), then this tree's, one after the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if os.environ.get("BENCH_LAG_SRC"):
+    sys.path.insert(0, os.environ["BENCH_LAG_SRC"])
+else:
+    sys.path.insert(0, str(ROOT / "src"))
+
+
+def _baseline(commit: str, argv: list[str]) -> None:
+    """This benchmark on ``commit``'s ``src`` (the benchmark itself from this tree)."""
+    work = Path(tempfile.mkdtemp(prefix="groupwatch-lag-bench-"))
+    archive = subprocess.run(
+        ["git", "archive", commit, "src"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    print(f"== baseline {commit} ==", flush=True)
+    env = {**os.environ, "BENCH_LAG_SRC": str(work / "src")}
+    subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
+    print("== this tree ==", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--delta-root", required=True)
+    ap.add_argument("--polls", type=int, default=4)
+    ap.add_argument("--lagging", type=float, default=0.1)
+    ap.add_argument("--poll-seconds", type=int, default=15)
+    ap.add_argument("--gc", action="store_true", help="keep the cyclic GC on during the polls")
+    ap.add_argument("--baseline", default=None, help="a commit to compare with")
+    args = ap.parse_args()
+    if args.baseline:
+        argv = [a for a in sys.argv[1:] if a not in ("--baseline", args.baseline)]
+        _baseline(args.baseline, argv)
+
+    from groupwatch import config as config_mod
+    from groupwatch import tables
+    from groupwatch.detect.lag.model import EndOffset
+    from groupwatch.detect.lag.poll import LagKeeper
+    from groupwatch.spark import lag
+
+    cfg = config_mod.load(
+        ROOT / "conf" / "local.toml", env={}, overrides=[f"delta.root={args.delta_root}"]
+    )
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"bench_lag_judge: {os.cpu_count()} cores, load {load}", flush=True)
+    keeper = LagKeeper(cfg.lag.rules())
+    rng = random.Random(1)
+    top: dict[tuple[str, int], int] = {}
+    growing: set[tuple[str, int]] = set()
+    now_ms = int(time.time() * 1000)
+    figures = []
+    if not args.gc:
+        import gc
+
+        gc.disable()
+    for poll in range(args.polls):
+        t: dict[str, float] = {}
+        started = time.perf_counter()
+        commits = lag.read_commits(cfg)
+        t["read commits"] = time.perf_counter() - started
+        if not top:
+            for c in commits:
+                tp = (c.topic, c.partition)
+                top[tp] = max(top.get(tp, 0), c.offset)
+            growing = {tp for tp in top if rng.random() < args.lagging}
+        at = now_ms + poll * args.poll_seconds * 1000
+        ends = [
+            EndOffset(tp[0], tp[1], 0, end + (100 * (poll + 1) if tp in growing else 0), at)
+            for tp, end in top.items()
+        ]
+        started = time.perf_counter()
+        owners = lag.read_owners(cfg)
+        t["read owners"] = time.perf_counter() - started
+        started = time.perf_counter()
+        keeper.observe(ends)
+        keeper.forget_older(at - cfg.lag.history_hours * 3_600_000)
+        t["observe"] = time.perf_counter() - started
+        started = time.perf_counter()
+        result = keeper.judge(commits, owners, known_ms=at)
+        t["judge"] = time.perf_counter() - started
+        started = time.perf_counter()
+        if hasattr(lag, "partition_lag_table"):
+            lag.partition_lag_table(result.rows)
+        else:  # a baseline from before it
+            lag._arrow(tables.PARTITION_LAG, lag.partition_rows(result.rows))
+        lag._arrow(tables.LAG_HISTORY, lag.topic_rows(result.topics))
+        t["rows for Delta"] = time.perf_counter() - started
+        total = sum(t.values())
+        statuses: dict[str, int] = {}
+        for r in result.rows:
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in t.items())
+        print(
+            f"poll {poll}: {len(result.rows):,} partitions, {total:.2f}s ({parts}); "
+            f"statuses {statuses}; peak RSS {rss:.0f} MB",
+            flush=True,
+        )
+        figures.append({"poll": poll, "seconds": round(total, 3), "parts": t, "rss_mb": rss})
+    print(json.dumps({"partitions": len(top), "polls": figures}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

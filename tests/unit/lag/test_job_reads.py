@@ -1,0 +1,93 @@
+"""The job's poll reads and writes its tables column by column (groupwatch.spark.lag): the
+same values as a row at a time, over small tables written with delta-rs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa  # type: ignore[import-untyped]
+from deltalake import write_deltalake
+
+from groupwatch import config as config_mod
+from groupwatch.deltaread import schema
+from groupwatch.detect.lag.judge import LagRules, judge
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner
+from groupwatch.spark.lag import (
+    _arrow,
+    partition_lag_table,
+    partition_rows,
+    read_commits,
+    read_owners,
+)
+from groupwatch.tables import PARTITION_LAG
+
+T0 = dt.datetime(2026, 11, 27, 6, 0, 0, 123456, tzinfo=dt.UTC)
+
+
+def _ms(at: dt.datetime) -> int:
+    return int(at.timestamp() * 1000)
+
+
+def _write(root: Path, table: str, rows: list[dict[str, object]]) -> None:
+    target = schema(table)
+    full = [{f.name: r.get(f.name) for f in target} for r in rows]
+    write_deltalake(str(root / table), pa.Table.from_pylist(full, schema=target))
+
+
+def _config(root: Path) -> config_mod.Config:
+    return config_mod.load(None, env={}, overrides=[f"delta.root={root}"])
+
+
+def test_commits_are_read_with_their_times_in_milliseconds(tmp_path: Path) -> None:
+    later = T0 + dt.timedelta(seconds=7, microseconds=999)
+    _write(tmp_path, "committed_offsets", [
+        {"group": "g", "topic": "t", "partition": 0, "committed_offset": 42, "leader_epoch": 3,
+         "metadata_size": 5, "commit_time": later, "moved_time": T0},
+        {"group": "g", "topic": "t", "partition": 1, "committed_offset": 7, "leader_epoch": None,
+         "metadata_size": None, "commit_time": T0, "moved_time": None},
+        # a row without an offset or a time is not a commit
+        {"group": "g", "topic": "t", "partition": 2, "committed_offset": None,
+         "commit_time": T0},
+        {"group": "g", "topic": "t", "partition": 3, "committed_offset": 1, "commit_time": None},
+    ])  # fmt: skip
+    assert read_commits(_config(tmp_path)) == [
+        Commit("g", "t", 0, 42, _ms(later), 3, 5, _ms(T0)),
+        Commit("g", "t", 1, 7, _ms(T0), -1, 0, None),
+    ]
+
+
+def test_owners_are_the_open_intervals_with_each_members_newest_host(tmp_path: Path) -> None:
+    _write(tmp_path, "partition_ownership", [
+        {"group": "g", "topic": "t", "partition": 0, "member_id": "m1", "client_id": "c1",
+         "from_generation": 4, "to_generation": None},
+        {"group": "g", "topic": "t", "partition": 1, "member_id": "m1", "client_id": "c1",
+         "from_generation": 4, "to_generation": None},
+        {"group": "g", "topic": "t", "partition": 2, "member_id": "m2", "client_id": "c2",
+         "from_generation": 2, "to_generation": 3},  # closed: nobody owns it now
+        {"group": "h", "topic": "t", "partition": 0, "member_id": "m9", "client_id": None,
+         "from_generation": 1, "to_generation": None},
+    ])  # fmt: skip
+    _write(tmp_path, "member_assignments", [
+        {"group": "g", "member_id": "m1", "generation": 3, "client_host": "/10.0.0.1"},
+        {"group": "g", "member_id": "m1", "generation": 4, "client_host": "/10.0.0.2"},
+        {"group": "g", "member_id": "m1", "generation": 2, "client_host": "/10.0.0.3"},
+    ])  # fmt: skip
+    owners = read_owners(_config(tmp_path))
+    m1 = Owner("m1", "c1", "/10.0.0.2", 4)
+    assert owners == {
+        "g": {("t", 0): m1, ("t", 1): m1},
+        "h": {("t", 0): Owner("m9", None, None, 1)},
+    }
+
+
+def test_the_partition_lag_table_is_the_one_built_row_by_row() -> None:
+    history = [EndOffset("o", 0, 0, 100, _ms(T0)), EndOffset("o", 0, 0, 200, _ms(T0) + 10_000)]
+    owner = Owner("m-1", "billing-1", "/10.0.0.1", 7)
+    rows = [
+        judge(Commit("b", "o", 0, 150, _ms(T0) + 5_000), history, owner, LagRules()).row,
+        judge(Commit("b", "o", 1, 5, _ms(T0) + 5_000), [], None, LagRules()).row,
+        judge(Commit("c", "o", 0, 200, _ms(T0)), history, None, LagRules(), stale=True).row,
+    ]
+    assert partition_lag_table(rows).equals(_arrow(PARTITION_LAG, partition_rows(rows)))
+    assert partition_lag_table([]).equals(_arrow(PARTITION_LAG, []))
