@@ -357,6 +357,9 @@ class LagPoller:
         self.asker = OffsetAsker(spark, config)
         self.every = config.lag.poll_seconds
         self._polled_at: float | None = None
+        #: How long the last poll took: the next is due no sooner than twice that after it.
+        self._took = 0.0
+        self._stretched = False
         self._warned_at: float | None = None
         self._loaded = False
         self._series: set[tuple[str, ...]] = set()
@@ -367,9 +370,16 @@ class LagPoller:
                 "written from the driver with delta-rs and need a local or mounted root"
             )
 
+    def interval(self) -> float:
+        """Seconds between polls: ``lag.poll_seconds``, stretched to twice the last poll's
+        time when that is longer, so that polls (which hold the batches' lock) take at most a
+        third of the driver's time and the stream keeps up (1.2 M committed partitions: about
+        20 s a poll on two cores, docs/performance.md)."""
+        return max(float(self.every), 2.0 * self._took)
+
     def due(self) -> bool:
         now = time.monotonic()
-        return self.local and (self._polled_at is None or now - self._polled_at >= self.every)
+        return self.local and (self._polled_at is None or now - self._polled_at >= self.interval())
 
     def poll(self, batch_id: int | None, known_ms: int | None = None) -> PollResult | None:
         """One poll if due: the brokers asked, everything judged and written.  ``batch_id``:
@@ -389,6 +399,23 @@ class LagPoller:
         finally:
             if collecting:
                 gc.enable()
+            self._took = time.monotonic() - self._polled_at
+            self._note_interval()
+
+    def _note_interval(self) -> None:
+        stretched = self.interval() > self.every
+        if stretched != self._stretched:
+            self._stretched = stretched
+            if stretched:
+                log.warning(
+                    "lag: a poll took %.1f s; polls are %.0f s apart until one takes less "
+                    "than half of lag.poll_seconds (%d s)",
+                    self._took,
+                    self.interval(),
+                    self.every,
+                )
+            else:
+                log.info("lag: polls are lag.poll_seconds (%d s) apart again", self.every)
 
     def _poll(self, batch_id: int | None, known_ms: int | None) -> PollResult:
         history_ms = self.config.lag.history_hours * 3_600_000

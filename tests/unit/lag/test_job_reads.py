@@ -4,9 +4,11 @@ same values as a row at a time, over small tables written with delta-rs."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from pathlib import Path
 
 import pyarrow as pa  # type: ignore[import-untyped]
+import pytest
 from deltalake import write_deltalake
 
 from groupwatch import config as config_mod
@@ -91,3 +93,25 @@ def test_the_partition_lag_table_is_the_one_built_row_by_row() -> None:
     ]
     assert partition_lag_table(rows).equals(_arrow(PARTITION_LAG, partition_rows(rows)))
     assert partition_lag_table([]).equals(_arrow(PARTITION_LAG, []))
+
+
+def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from groupwatch.spark.lag import LagPoller
+
+    cfg = config_mod.load(None, env={}, overrides=[f"delta.root={tmp_path}", "lag.poll_seconds=1"])
+    poller = LagPoller(None, cfg)  # type: ignore[arg-type]  # the poll itself is replaced
+    took = iter([1.5, 0.2])
+    monkeypatch.setattr(poller, "_poll", lambda *_: time.sleep(next(took)))
+    assert poller.due() and poller.interval() == 1.0
+    with caplog.at_level("INFO", logger="groupwatch.job"):
+        poller.poll(0)
+        # lag.poll_seconds have passed since the poll began, twice its time not yet
+        assert poller.interval() >= 3.0 and not poller.due()
+        assert "polls are 3 s apart" in caplog.text
+        time.sleep(1.7)
+        assert poller.due()
+        poller.poll(1)
+        assert poller.interval() == 1.0
+        assert "apart again" in caplog.text
