@@ -389,6 +389,27 @@ def _timed_job_class() -> type[Any]:
         def _maintain_state(self, batch_id: int, clock_ms: int) -> None:
             self._clock("state maintenance", super()._maintain_state, batch_id, clock_ms)
 
+        # Steps a baseline from before them does not have are clocked only where they exist.
+        if hasattr(GroupwatchQuery, "_write_committed"):
+
+            def _write_committed(self, df: Any, batch_id: int) -> None:
+                self._clock(
+                    "committed offsets per partition + MERGE",
+                    super()._write_committed,
+                    df,
+                    batch_id,
+                )
+
+        if hasattr(GroupwatchQuery, "_lag"):
+
+            def _lag(self, batch_id: Any, read_to_ms: Any) -> None:
+                self._clock("lag poll", super()._lag, batch_id, read_to_ms)
+
+        if hasattr(GroupwatchQuery, "_upkeep"):
+
+            def _upkeep(self, batch_id: int, clock_ms: Any) -> None:
+                self._clock("table upkeep", super()._upkeep, batch_id, clock_ms)
+
         def breakdown(self) -> dict[str, float]:
             p = dict(self.phases)
             outputs = p.pop("_outputs", 0.0)
