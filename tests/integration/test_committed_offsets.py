@@ -72,7 +72,10 @@ def test_latest_commit_per_partition(spark: Any, tmp_path: Path, driver_rows: in
         (key("g", "t", 2), value(4, 9, epoch=-1, meta="hello"), 6, 1_500),
         (key("g", "t", 3), value(0, 3), 7, 1_000),
         (key("g", "gone", 0), value(3, 1), 8, 1_000),
+        (key("g", "never", 0), None, 9, 1_000),  # a tombstone for a row never seen
     ]
+    # Into the empty table (Spark appends what a MERGE would insert), then a replay.
+    committed.merge(spark, cfg, frame(spark, batch0), 0)
     committed.merge(spark, cfg, frame(spark, batch0), 0)
     rows = table(tmp_path)
     assert {k: r["committed_offset"] for k, r in rows.items()} == {

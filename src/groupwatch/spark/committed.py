@@ -137,10 +137,27 @@ def merge(spark: SparkSession, config: Config, df: DataFrame, batch_id: int) -> 
         rows.unpersist()
 
 
+#: Tables seen holding rows: once a table has rows its MERGEs stay MERGEs (no size check).
+_FILLED: set[str] = set()
+
+
 def _merge_by_spark(spark: SparkSession, config: Config, rows: DataFrame, batch_id: int) -> None:
     from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
 
-    target = DeltaTable.forPath(spark, config.table_path(tables.COMMITTED_OFFSETS.name))
+    path = config.table_path(tables.COMMITTED_OFFSETS.name)
+    target = DeltaTable.forPath(spark, path)
+    if path not in _FILLED:
+        detail = target.detail().select("numFiles").first()
+        if detail is not None and detail[0] == 0:
+            # A start-up's first batch: every partition is new, so the MERGE would insert
+            # every row that is not a tombstone; an append of those is the same table at a
+            # fraction of the cost (no join against the target), under the same transaction.
+            columns = [c.name for c in tables.COMMITTED_OFFSETS.columns]
+            fresh = rows.where(~F.col("tombstone")).select(*columns)
+            sinks.append_once(fresh, tables.COMMITTED_OFFSETS, config, APP_ID, batch_id)
+            return
+        _FILLED.add(path)
     merge = (
         target.alias("t")
         .merge(rows.alias("s"), _ON)
