@@ -234,3 +234,14 @@ def test_duration_text() -> None:
     assert lag.duration(59.9) == "59 s" and lag.duration(372) == "6 min 12 s"
     assert lag.duration(3 * 86400 + 7200, True) == "≥ 3 d 2 h"
     assert lag.duration(10, float("nan")) == "10 s"
+
+
+def test_warming_prepares_the_fleet_page_before_anyone_asks(roots: tuple[Path, Path]) -> None:
+    pages = Pages(DeltaStore(roots[0]))
+    names = lambda: {key[0] for key in pages.memo._entries}  # noqa: E731
+    assert not names()
+    assert pages.warm() > 0
+    assert {"fleet-base", "group-topics", "group-lag"} <= names()
+    kept = dict(pages.memo._entries)
+    pages.render("/", parse(""))  # the first request finds them: nothing computed again
+    assert {k: id(v) for k, v in pages.memo._entries.items()} == {k: id(v) for k, v in kept.items()}

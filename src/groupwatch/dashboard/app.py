@@ -9,6 +9,8 @@ who opens it.
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from typing import Any
 
@@ -20,6 +22,8 @@ from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters, parse
 from groupwatch.dashboard.pages import Pages
 from groupwatch.deltaread import DeltaStore
+
+log = logging.getLogger(__name__)
 
 PAGES: dict[str, str] = {
     "/": "Fleet",
@@ -72,12 +76,24 @@ INDEX = (
 )
 
 
+def _warm(pages: Pages) -> None:
+    took = pages.warm()
+    log.info("dashboard: the fleet page's tables read and aggregates computed in %.1f s", took)
+
+
 def create_app(
-    store: DeltaStore, *, refresh_seconds: int = 10, metrics_url: str | None = None
+    store: DeltaStore,
+    *,
+    refresh_seconds: int = 10,
+    metrics_url: str | None = None,
+    warm: bool = False,
 ) -> Dash:
     """The dashboard over ``store``: pages re-rendered every ``refresh_seconds``; the data health
-    page shows ``metrics_url`` (the job's Prometheus endpoint) when given."""
+    page shows ``metrics_url`` (the job's Prometheus endpoint) when given; ``warm``: the fleet
+    page prepared in a background thread right away (:meth:`Pages.warm`)."""
     pages = Pages(store, metrics_url)
+    if warm:
+        threading.Thread(target=_warm, args=(pages,), name="dashboard-warm", daemon=True).start()
     app = Dash(__name__, title="groupwatch", suppress_callback_exceptions=True, update_title="")
     app.index_string = INDEX
     app.layout = html.Div(

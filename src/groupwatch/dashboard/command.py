@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)
     root = args.delta_root or cfg.delta.root
-    app = create_app(DeltaStore(root), refresh_seconds=args.refresh, metrics_url=args.metrics_url)
+    app = create_app(
+        DeltaStore(root), refresh_seconds=args.refresh, metrics_url=args.metrics_url, warm=True
+    )
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         logging.warning(
             "binding %s: the dashboard has no login; anyone who can reach this "

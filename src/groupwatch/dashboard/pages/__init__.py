@@ -9,6 +9,7 @@ alert links to therefore shows the same thing to everyone who opens it.
 from __future__ import annotations
 
 import logging
+import time
 
 import pandas as pd  # type: ignore[import-untyped]
 from dash import dcc, html
@@ -125,6 +126,15 @@ class Pages:
                 )
             )
         return bar
+
+    def warm(self) -> float:
+        """Read the tables and compute the fleet page's aggregates once, before anyone asks
+        (``groupwatch dashboard`` does it at start-up, in the background): the first request
+        of a fleet of 10,000 groups would otherwise wait for them, about 2 s on two cores
+        (docs/performance.md). Returns the seconds it took."""
+        started = time.perf_counter()
+        self.render("/", Filters())
+        return time.perf_counter() - started
 
     # -- pages -----------------------------------------------------------------------------
     def render(self, path: str, f: Filters) -> list[Component]:
