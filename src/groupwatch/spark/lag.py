@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from groupwatch import locations, tables
 from groupwatch.config import Config
+from groupwatch.detect.lag.judge import FINDING_OF
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
 from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag
 from groupwatch.spark import deltawrite, sinks
@@ -319,6 +320,14 @@ def partition_lag_table(rows: Sequence[PartitionLag]) -> pa.Table:
         for f in target
     ]
     return pa.Table.from_arrays(arrays, schema=target)
+
+
+def alerting_rows(rows: Iterable[PartitionLag]) -> list[dict[str, Any]]:
+    """The rows of the partitions whose status alerts (stopped, stalled, rewound, lagging),
+    for the notifier: handed the whole table it resolves a lag alert whose partition shows
+    another status or is absent, so the alerting rows alone resolve the same alerts, without a
+    dict per partition of the whole table (1.2 M at fleet scale, every poll)."""
+    return [r.to_row() for r in rows if r.status in FINDING_OF]
 
 
 def topic_rows(topics: Iterable[TopicLag]) -> list[dict[str, Any]]:

@@ -49,7 +49,7 @@ from groupwatch.spark import (
 from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.group_views import GroupViews
 from groupwatch.spark.idle_lag import IdleLag
-from groupwatch.spark.lag import LagPoller
+from groupwatch.spark.lag import LagPoller, alerting_rows
 from groupwatch.spark.pipelines import read_source
 from groupwatch.spark.topic_names import TopicNames
 
@@ -256,7 +256,7 @@ class GroupwatchQuery:
         self.notifier.process(
             [dataclasses.asdict(finding_row(f, now)) for f in result.opened],
             (),
-            [r.to_row() for r in result.rows],
+            alerting_rows(result.rows),
             whole_lag=True,
         )
 

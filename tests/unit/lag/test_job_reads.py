@@ -3,6 +3,7 @@ same values as a row at a time, over small tables written with delta-rs."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from deltalake import write_deltalake
 from groupwatch import config as config_mod
 from groupwatch.deltaread import schema
 from groupwatch.detect.lag.judge import LagRules, judge
-from groupwatch.detect.lag.model import Commit, EndOffset, Owner
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
 from groupwatch.spark.lag import (
     _arrow,
     partition_lag_table,
@@ -115,3 +116,54 @@ def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(
         poller.poll(1)
         assert poller.interval() == 1.0
         assert "apart again" in caplog.text
+
+
+def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone() -> None:
+    """The job hands the notifier only the alerting partitions of a poll (``alerting_rows``):
+    the alerts that resolve, and those that stay open, are those of the whole table."""
+    from groupwatch.detect.findings import Finding, Source
+    from groupwatch.notify import Notifier, NotifierConfig
+    from groupwatch.notify.routing import Rule
+    from groupwatch.processing import finding_row
+    from groupwatch.spark.lag import alerting_rows
+
+    def row(partition: int, status: str) -> PartitionLag:
+        return PartitionLag(
+            "g",
+            "t",
+            partition,
+            5,
+            0,
+            9,
+            4,
+            1.0,
+            False,
+            status,
+            None,
+            1,  # type: ignore[arg-type]
+        )
+
+    kinds = ["consumer_stopped", "consumer_stalled", "offset_rewound", "consumer_lagging"] * 2
+    findings = [
+        dataclasses.asdict(
+            finding_row(Finding(kind=k, group="g", generation=None, detail="d",
+                                source=Source(timestamp=0), topic="t", partition=p,
+                                id_extra=str(p)), T0)
+        )
+        for p, k in enumerate(kinds)
+    ]  # fmt: skip
+    # Partition by partition: still alerting as opened, another alerting status, ok, idle,
+    # and gone from the table.
+    now = [row(0, "stopped"), row(1, "stopped"), row(2, "ok"), row(3, "idle"), row(4, "stopped")]
+    now += [row(5, "stalled"), row(6, "rewound"), row(9, "lagging")]
+    outcomes = []
+    for rows in ([r.to_row() for r in now], alerting_rows(now)):
+        n = Notifier(NotifierConfig(rules=(Rule("all"),)))
+        n.process(findings)
+        events = n.process([], [], rows, whole_lag=True)
+        outcomes.append(
+            (sorted(e.finding_id for e in events), sorted(a.finding_id for a in n.active()))
+        )
+    assert outcomes[0] == outcomes[1]
+    resolved, still = outcomes[0]
+    assert len(resolved) == 4 and len(still) == 4  # partitions 1, 2, 3, 7 end; 0, 4, 5, 6 hold
