@@ -98,26 +98,6 @@ def test_group_lag_sums_records_takes_the_largest_seconds_and_the_worst_status()
     assert pd.isna(unknown.loc["x", "lag_records"]) and pd.isna(unknown.loc["x", "lag_seconds"])
 
 
-def test_a_narrow_read_is_the_whole_tables_columns_and_cached_apart(
-    roots: tuple[Path, Path],
-) -> None:
-    store = DeltaStore(roots[0])
-    whole = store.read("partition_lag")
-    narrow = store.read("partition_lag", lag.GROUP_LAG_INPUT)
-    assert list(narrow.columns) == list(lag.GROUP_LAG_INPUT)
-    pd.testing.assert_frame_equal(narrow, whole[list(lag.GROUP_LAG_INPUT)])
-    # the fleet's group lag is the same from either
-    pd.testing.assert_frame_equal(lag.group_lag(narrow), lag.group_lag(whole))
-    assert store.read("partition_lag") is whole and store.read("partition_lag").shape[1] > 5
-    # before the table exists: the declared columns, empty
-    assert list(DeltaStore(roots[1]).read("partition_lag", ("group", "status")).columns) == [
-        "group",
-        "status",
-    ]
-    with pytest.raises(KeyError):
-        store.read("partition_lag", ("group", "no_such_column"))
-
-
 def test_fleet_page_shows_each_groups_lag(roots: tuple[Path, Path]) -> None:
     markup = render(roots[0], "/", "?sort=group")
     rows = {r.get("data-group"): r for r in fleet_rows(markup)}

@@ -38,8 +38,8 @@ class Memo:
         # rather than computing it again next to it (two cores, several users).
         self._computing: dict[Hashable, threading.Lock] = {}
 
-    def read(self, table: str, only: tuple[str, ...] | None = None) -> pd.DataFrame:
-        return self.store.read(table, only)
+    def read(self, table: str) -> pd.DataFrame:
+        return self.store.read(table)
 
     def get(
         self, name: str, tables: tuple[str, ...], compute: Callable[[], T], *args: Hashable

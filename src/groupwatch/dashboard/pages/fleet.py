@@ -63,7 +63,7 @@ def group_lag(memo: Memo) -> Any:
     return memo.get(
         "group-lag",
         ("partition_lag",),
-        lambda: lag.group_lag(memo.read("partition_lag", lag.GROUP_LAG_INPUT)),
+        lambda: lag.group_lag(memo.read("partition_lag")),
     )
 
 
