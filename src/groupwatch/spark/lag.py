@@ -269,19 +269,9 @@ def _ts(ms: int | None) -> dt.datetime | None:
     return tables.timestamp(ms)
 
 
-def partition_rows(rows: Iterable[PartitionLag]) -> list[dict[str, Any]]:
-    out = []
-    for r in rows:
-        row = r.to_row()
-        row["commit_time"] = _ts(r.commit_ms)
-        row["observed_at"] = _ts(r.observed_ms)
-        out.append(row)
-    return out
-
-
 def partition_lag_table(rows: Sequence[PartitionLag]) -> pa.Table:
-    """``partition_lag``'s rows as Arrow, built column by column: the same table as
-    ``_arrow(PARTITION_LAG, partition_rows(rows))`` at a fraction of its cost (a dict and two
+    """``partition_lag``'s rows as Arrow, built column by column: the same table as one built
+    from each row's ``PartitionLag.to_row`` at a fraction of its cost (a dict and two
     datetimes per row took 5-8 s over 1.2 M partitions)."""
     import pyarrow as pa
 

@@ -11,8 +11,7 @@ from deltalake import write_deltalake
 from groupwatch.cli import main
 from groupwatch.detect.lag.judge import LagRules, judge
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner
-from groupwatch.spark.lag import _arrow, partition_rows
-from groupwatch.tables import PARTITION_LAG
+from groupwatch.spark.lag import partition_lag_table
 
 CONTRACT = [
     "group", "topic", "partition", "committed_offset", "commit_time", "end_offset",
@@ -34,7 +33,7 @@ def test_prints_the_rows_of_the_asked_groups(
     root = tmp_path / "delta"
     write_deltalake(
         str(root / "partition_lag"),
-        _arrow(PARTITION_LAG, partition_rows(v.row for v in verdicts)),
+        partition_lag_table([v.row for v in verdicts]),
     )
     assert main(["lag", "--set", f"delta.root={root}", "--group", "billing", "--json"]) == 0
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
