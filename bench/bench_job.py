@@ -400,7 +400,12 @@ def _timed_job_class() -> type[Any]:
                     batch_id,
                 )
 
-        if hasattr(GroupwatchQuery, "_lag"):
+        if hasattr(GroupwatchQuery, "_stream_at"):
+
+            def _stream_at(self, read_to_ms: Any) -> None:
+                self._clock("lag poll", super()._stream_at, read_to_ms)
+
+        elif hasattr(GroupwatchQuery, "_lag"):
 
             def _lag(self, batch_id: Any, read_to_ms: Any) -> None:
                 self._clock("lag poll", super()._lag, batch_id, read_to_ms)

@@ -2,7 +2,7 @@
 
 A consumer group commits, then stops; a producer keeps writing to its topic and nothing else
 writes ``__consumer_offsets``, so Spark's Kafka source runs no batch. The job, running
-continuously, must still poll the brokers' end offsets on the driver (``spark/idle_lag.py``)
+continuously, must still poll the brokers' end offsets on the driver (``spark/lag_thread.py``)
 and raise ``consumer_stopped``, with ``partition_lag`` showing the partition stopped.
 
 The broker is this module's own: on the session's, another test's group (a member timing
@@ -114,7 +114,7 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
     checkpoint = Path(cfg.checkpoint_path(QUERY_NAME))
     job = GroupwatchQuery.from_config(spark, cfg)
     query = job.writer(once=False).start()
-    idle = job.idle_lag()
+    idle = job.lag_thread()
     producing = threading.Event()
     stop_producing = threading.Event()
 

@@ -75,8 +75,9 @@ def run_job(
         "until caught up" if once else f"every {cfg.job.trigger_interval}",
     )
     query = writer.start()
-    # Lag is judged on the brokers' clock, also while no commit arrives and so no batch runs.
-    idle = None if once else job.idle_lag()
+    # Lag is judged on the brokers' clock, beside the batches and also while no commit arrives
+    # and so no batch runs.
+    polling = None if once else job.lag_thread()
     # On SIGTERM or Ctrl-C, stop the query instead of dying mid-write (which a restart would
     # repair, slowly). The wait polls a flag the signal sets: see stop_requests for why the
     # signal must not raise inside the JVM call.
@@ -88,16 +89,16 @@ def run_job(
                 waiting.observe(waiting_for_source(query.status))
         if stop.is_set():
             log.info("stopping")
-            if idle is not None:
-                idle.stop()
+            if polling is not None:
+                polling.stop()
             query.stop()
     except StreamingQueryException as exc:
         # A batch failed and Spark ended the query: one line, the cause and what to do.
         log.error("%s", failure_line(_causes(exc), cfg.delta.root, cfg.checkpoint.root))
         failed = True
     finally:
-        if idle is not None:
-            idle.stop()
+        if polling is not None:
+            polling.stop()
         # Spark tells its listeners that the query ended from its own thread, after stop()
         # returns; exiting before that call arrives makes the JVM log a stack trace about
         # the Python side that vanished.

@@ -1,7 +1,9 @@
 """Lag in the job: the driver asks the brokers for the log start and end offsets of every
-partition some group commits to, every ``lag.poll_seconds`` (checked after each batch), and
-writes ``end_offsets`` (history), ``lag_history`` (per group and topic) and ``partition_lag``
-(the current view, rewritten), plus the lag findings, from the driver with delta-rs.
+partition some group commits to, every ``lag.poll_seconds``, and writes ``end_offsets``
+(history), ``lag_history`` (per group and topic) and ``partition_lag`` (the current view,
+rewritten), plus the lag findings, from the driver with delta-rs.  A continuous run polls from
+a driver thread beside the batches (:mod:`groupwatch.spark.lag_thread`: only the writes wait
+for the batch under way); a run that stops when caught up polls at the end of its batches.
 
 The committed offsets come from ``committed_offsets`` (the JVM keeps them:
 :mod:`groupwatch.spark.committed`), the owners from ``partition_ownership``'s open intervals
@@ -16,6 +18,7 @@ import datetime as dt
 import gc
 import logging
 import re
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -36,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("groupwatch.job")
 
-APP_ID = f"{sinks.APP_ID}-lag"
 ASK_TIMEOUT_SECONDS = 15
 #: ``TopicPartition.toString()`` = ``topic-partition``, then ``=ListOffsetsResultInfo(offset=N``.
 _RESULT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)=ListOffsetsResultInfo\(offset=(-?\d+)")
@@ -343,6 +345,14 @@ def _arrow(table: tables.Table, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema(table.name))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Judged:
+    """A poll judged, not yet written: its verdicts and the brokers' answers."""
+
+    result: PollResult
+    ends: list[EndOffset]
+
+
 class LagPoller:
     """Asks the brokers when a poll is due and writes what it judged (driver side)."""
 
@@ -362,6 +372,11 @@ class LagPoller:
         self._warned_at: float | None = None
         self._loaded = False
         self._series: set[tuple[str, ...]] = set()
+        #: One poll judges at a time (the keeper is its memory).
+        self._judging = threading.Lock()
+        #: What the batches told of the stream (``batch_ended``).
+        self._batches_ended = False
+        self._read_to_ms: int | None = None
         self.local = locations.local_path(config.delta.root) is not None
         if not self.local:
             log.warning(
@@ -371,35 +386,78 @@ class LagPoller:
 
     def interval(self) -> float:
         """Seconds between polls: ``lag.poll_seconds``, stretched to twice the last poll's
-        time when that is longer, so that polls (which hold the batches' lock) take at most a
-        third of the driver's time and the stream keeps up (1.2 M committed partitions: about
-        20 s a poll on two cores, docs/performance.md)."""
+        time when that is longer, so that polls take at most half of the driver's interpreter
+        from the batches (1.2 M committed partitions: about 20 s a poll on two cores,
+        docs/performance.md)."""
         return max(float(self.every), 2.0 * self._took)
 
     def due(self) -> bool:
         now = time.monotonic()
         return self.local and (self._polled_at is None or now - self._polled_at >= self.interval())
 
-    def poll(self, batch_id: int | None, known_ms: int | None = None) -> PollResult | None:
-        """One poll if due: the brokers asked, everything judged and written.  ``batch_id``:
-        the micro-batch polling, None for a poll while the query is idle (``idle_lag``); the
-        commits are known up to ``known_ms`` (None: up to now)."""
-        if not self.due():
-            self._age()
+    # -- the stream, as the batches tell it ------------------------------------------------
+    def batch_ended(self, read_to_ms: int | None) -> None:
+        """A batch ended: ``read_to_ms`` when it read everything available (its commits are
+        known up to then), None when it did not (a backlog: no poll until it is read)."""
+        self._read_to_ms = read_to_ms
+        self._batches_ended = True
+
+    def known(self, batch_running: bool, waited: float) -> tuple[bool, int | None]:
+        """Whether a poll outside the batches may judge now, and the time its commits are
+        known up to (None: up to now).  A backlog's commits are older than the brokers' answer
+        by an unknown time: no poll while the last batch did not read everything.  Between
+        batches the table holds the commits up to now; while one runs, up to what the last
+        read.  Before any batch ended, a batch under way is the first of a start (it may read
+        a backlog): the poll waits for it; with none, the source had nothing new, and after
+        ``lag.poll_seconds`` (``waited``) the poll judges the table as it is."""
+        if not self._batches_ended:
+            return (not batch_running and waited >= self.every), None
+        if self._read_to_ms is None:
+            return False, None
+        return True, (self._read_to_ms if batch_running else None)
+
+    # -- a poll ----------------------------------------------------------------------------
+    def poll(self, known_ms: int | None = None) -> PollResult | None:
+        """One poll if due: the brokers asked, everything judged and written; the commits
+        are known up to ``known_ms`` (None: up to now).  The caller keeps the lag and findings
+        tables' writers apart (the query's lock)."""
+        judged = self.judge_due(known_ms)
+        if judged is None:
             return None
-        self._polled_at = time.monotonic()
-        # A poll makes millions of short-lived values and no reference cycles: the cyclic
-        # collector, run over the keeper's millions of long-lived ones each time, took a third
-        # of a poll of the cluster model (bench/bench_lag_judge.py --no-gc).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return self._poll(batch_id, known_ms)
-        finally:
-            if collecting:
-                gc.enable()
-            self._took = time.monotonic() - self._polled_at
-            self._note_interval()
+        self.write(judged)
+        return judged.result
+
+    def judge_due(self, known_ms: int | None = None) -> Judged | None:
+        """The reading, asking and judging of a poll, if one is due; no table is written
+        (:meth:`write` does), so that it can run beside a batch."""
+        with self._judging:
+            if not self.due():
+                self._age()
+                return None
+            self._polled_at = time.monotonic()
+            # A poll makes millions of short-lived values and no reference cycles: the cyclic
+            # collector, run over the keeper's millions of long-lived ones each time, took a
+            # third of a poll of the cluster model (bench/bench_lag_judge.py --no-gc).
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                return self._judge(known_ms)
+            finally:
+                if collecting:
+                    gc.enable()
+                self._took = time.monotonic() - self._polled_at
+
+    def write(self, judged: Judged) -> None:
+        """A judged poll's rows and findings written, its metrics set (the lag tables' and the
+        findings' writers kept apart by the caller)."""
+        began = time.monotonic()
+        self._write(judged.result, judged.ends)
+        for finding_id, kind in judged.result.resolved:
+            log.info("lag: %s %s resolved (the state ended)", kind, finding_id)
+        self._metrics(judged.result)
+        self._age()
+        self._took += time.monotonic() - began
+        self._note_interval()
 
     def _note_interval(self) -> None:
         stretched = self.interval() > self.every
@@ -416,7 +474,7 @@ class LagPoller:
             else:
                 log.info("lag: polls are lag.poll_seconds (%d s) apart again", self.every)
 
-    def _poll(self, batch_id: int | None, known_ms: int | None) -> PollResult:
+    def _judge(self, known_ms: int | None) -> Judged:
         history_ms = self.config.lag.history_hours * 3_600_000
         now_ms = int(time.time() * 1000)
         if not self._loaded:
@@ -435,12 +493,7 @@ class LagPoller:
         result = self.keeper.judge(
             commits, read_owners(self.config), stale=stale, known_ms=known_ms
         )
-        self._write(result, ends, batch_id)
-        for finding_id, kind in result.resolved:
-            log.info("lag: %s %s resolved (the state ended)", kind, finding_id)
-        self._metrics(result)
-        self._age()
-        return result
+        return Judged(result, ends)
 
     def _warn(self, exc: Exception) -> None:
         from groupwatch.spark.preflight import java_cause
@@ -455,7 +508,7 @@ class LagPoller:
                 java_cause(exc),
             )
 
-    def _write(self, result: PollResult, ends: list[EndOffset], batch_id: int | None) -> None:
+    def _write(self, result: PollResult, ends: list[EndOffset]) -> None:
         from deltalake import write_deltalake
 
         from groupwatch.processing import finding_row
@@ -478,13 +531,11 @@ class LagPoller:
                         for e in ends
                     ],
                 ),
-                batch_id,
             )
             _append(
                 sinks.local_table(config, tables.LAG_HISTORY),
                 tables.LAG_HISTORY,
                 _arrow(tables.LAG_HISTORY, topic_rows(result.topics)),
-                batch_id,
             )
         write_deltalake(
             str(sinks.local_table(config, tables.PARTITION_LAG)),
@@ -498,7 +549,6 @@ class LagPoller:
                 sinks.local_table(config, tables.FINDINGS),
                 tables.FINDINGS,
                 _arrow(tables.FINDINGS, rows),
-                batch_id,
             )
             for f in result.opened:
                 log.warning("lag: %s %s: %s", f.kind, f.group, f.detail)
@@ -516,21 +566,16 @@ class LagPoller:
             self.metrics.lag_poll_age.set(max(0.0, time.time() - self.keeper.last_ok_ms / 1000))
 
 
-# A poll's writes carry the polling batch's transaction (APP_ID, batch id), so a batch Spark
-# runs again after a failure does not append its poll twice.  A poll made while the query is
-# idle belongs to no batch: stamped with the last batch's id it would be skipped as "already
-# written" (the table holds that batch's poll), stamped with the next one it would make that
-# batch's own poll look done.  So it writes without a transaction; nothing replays it (a
-# restart polls afresh, at a later time, so its history rows are new rows), and its findings
-# are inserted only where their id is absent: a finding's id is a hash of what it names and
-# when its state began (``_since`` in detect/lag/judge.py), so the same finding raised again
-# by a batch's poll after a restart, or by an idle poll, matches the row already there.
+# A poll belongs to no micro-batch: it is made on the brokers' clock, beside the batches (a
+# driver thread, ``lag_thread``), or at the end of one in a run that stops when caught up.  Its
+# writes carry no transaction id, because nothing replays a poll: a batch Spark runs again
+# after a failure polls afresh, at a later time, so its history rows are new rows, and the
+# findings are inserted only where their id is absent: a finding's id is a hash of what it
+# names and when its state began (``_since`` in detect/lag/judge.py), so the same finding
+# raised again by a later poll, after a restart or not, matches the row already there.
 
 
-def _append(path: Path, table: tables.Table, data: pa.Table, batch_id: int | None) -> None:
-    if batch_id is not None:
-        deltawrite.append_once(path, table, data, APP_ID, batch_id)
-        return
+def _append(path: Path, table: tables.Table, data: pa.Table) -> None:
     from deltalake import write_deltalake
 
     write_deltalake(
@@ -541,11 +586,8 @@ def _append(path: Path, table: tables.Table, data: pa.Table, batch_id: int | Non
     )
 
 
-def _insert_new(path: Path, table: tables.Table, data: pa.Table, batch_id: int | None) -> None:
+def _insert_new(path: Path, table: tables.Table, data: pa.Table) -> None:
     """Findings whose id the table does not hold yet."""
-    if batch_id is not None:
-        deltawrite.merge_once(path, table, data, APP_ID, batch_id, update=False)
-        return
     from deltalake import DeltaTable
     from deltalake.exceptions import CommitFailedError
 

@@ -48,8 +48,8 @@ from groupwatch.spark import (
 )
 from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.group_views import GroupViews
-from groupwatch.spark.idle_lag import IdleLag
-from groupwatch.spark.lag import LagPoller, alerting_rows
+from groupwatch.spark.lag import Judged, LagPoller, alerting_rows
+from groupwatch.spark.lag_thread import LagThread
 from groupwatch.spark.pipelines import read_source
 from groupwatch.spark.topic_names import TopicNames
 
@@ -105,9 +105,12 @@ class GroupwatchQuery:
         #: Consumer lag: end offsets polled every ``lag.poll_seconds`` (docs/lag.md).
         self.lag = LagPoller(spark, config, metrics)
         self._batch_ended_ms = int(time.time() * 1000)
-        #: Held by a batch for its whole run and by a lag poll while idle (``idle_lag``): the
-        #: poller's state and the lag and findings tables have one writer at a time.
+        #: Held by a batch for its whole run and by a lag poll's writes (``lag_thread``): the
+        #: lag and findings tables have one writer at a time.
         self.lock = threading.Lock()
+        #: The continuous run's lag poll beside the batches; without it a batch that read
+        #: everything available polls at its end.
+        self._lag_thread: LagThread[Judged] | None = None
 
     @classmethod
     def from_config(
@@ -154,10 +157,13 @@ class GroupwatchQuery:
             return writer.trigger(availableNow=True)
         return writer.trigger(processingTime=self.config.job.trigger_interval)
 
-    def idle_lag(self) -> IdleLag:
-        """The lag poll while no batch runs (a continuous query's, started with it; ``stop``
-        it before the query stops)."""
-        return IdleLag(self.lock, self.lag.due, lambda: self._lag(None, None)).start()
+    def lag_thread(self) -> LagThread[Judged]:
+        """The lag poll beside the batches (a continuous query's, started with it; ``stop``
+        it before the query stops): it judges while batches run and writes between them."""
+        self._lag_thread = LagThread(
+            self.lock, self.lag.known, self.lag.judge_due, self._write_lag
+        ).start()
+        return self._lag_thread
 
     # -- one micro-batch -----------------------------------------------------------------------
     def process_batch(self, batch: DataFrame, batch_id: int) -> None:
@@ -176,7 +182,7 @@ class GroupwatchQuery:
         try:
             stats = source.stats(split)
             if not stats.counts:
-                self._lag(batch_id, read_to_ms)
+                self._stream_at(read_to_ms)
                 completed = True
                 return
             quiescent = self._caught_up(batch, stats.rows, stats.partitions)
@@ -208,10 +214,9 @@ class GroupwatchQuery:
             clock = max(stats.clocks.values(), default=None)
             if clock is not None:
                 self._maintain_state(batch_id, clock)
-            if quiescent:
-                # A backlog's commits are older than the brokers' answer by an unknown time:
-                # lag is judged once the batch read everything available.
-                self._lag(batch_id, read_to_ms)
+            # A backlog's commits are older than the brokers' answer by an unknown time: lag
+            # is judged once a batch read everything available.
+            self._stream_at(read_to_ms if quiescent else None)
             self._upkeep(batch_id, clock)
             completed = True
         finally:
@@ -243,20 +248,28 @@ class GroupwatchQuery:
     def _write_committed(self, df: DataFrame, batch_id: int) -> None:
         committed.merge(self.spark, self.config, df, batch_id)
 
-    def _lag(self, batch_id: int | None, read_to_ms: int | None) -> None:
-        """The brokers' end offsets and the lag tables, when a poll is due; the notifier
-        hears of the poll's findings and of the whole ``partition_lag`` (a lag alert whose
-        partition's state ended, or left the table, resolves).  ``batch_id`` None: a poll
-        while the query is idle (``self.lock`` held); ``read_to_ms``: the commits are known
-        up to then (None: up to now, as when idle: Spark found nothing new to read)."""
-        result = self.lag.poll(batch_id, read_to_ms)
-        if result is None or self.notifier is None:
+    def _stream_at(self, read_to_ms: int | None) -> None:
+        """The batch tells the poller where the stream is (``read_to_ms``: the commits are
+        known up to then; None: a backlog is being read); without the lag thread, a batch
+        that read everything polls here, if a poll is due."""
+        self.lag.batch_ended(read_to_ms)
+        thread = self._lag_thread
+        if read_to_ms is not None and (thread is None or not thread.running):
+            judged = self.lag.judge_due(read_to_ms)
+            if judged is not None:
+                self._write_lag(judged)
+
+    def _write_lag(self, judged: Judged) -> None:
+        """A judged poll written (``self.lock`` held); the notifier hears of its findings and
+        of its alerting partitions (a lag alert whose partition is not among them resolves)."""
+        self.lag.write(judged)
+        if self.notifier is None:
             return
         now = dt.datetime.now(tz=dt.UTC)
         self.notifier.process(
-            [dataclasses.asdict(finding_row(f, now)) for f in result.opened],
+            [dataclasses.asdict(finding_row(f, now)) for f in judged.result.opened],
             (),
-            alerting_rows(result.rows),
+            alerting_rows(judged.result.rows),
             whole_lag=True,
         )
 

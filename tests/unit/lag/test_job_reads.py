@@ -110,21 +110,28 @@ def test_the_partition_lag_table_is_the_one_built_row_by_row() -> None:
 def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from groupwatch.spark.lag import LagPoller
+    from groupwatch.detect.lag.poll import PollResult
+    from groupwatch.spark.lag import Judged, LagPoller
 
     cfg = config_mod.load(None, env={}, overrides=[f"delta.root={tmp_path}", "lag.poll_seconds=1"])
     poller = LagPoller(None, cfg)  # type: ignore[arg-type]  # the poll itself is replaced
     took = iter([1.5, 0.2])
-    monkeypatch.setattr(poller, "_poll", lambda *_: time.sleep(next(took)))
+
+    def judge(*_: object) -> Judged:
+        time.sleep(next(took))
+        return Judged(PollResult([], [], [], []), [])
+
+    monkeypatch.setattr(poller, "_judge", judge)
+    monkeypatch.setattr(poller, "_write", lambda *_: None)
     assert poller.due() and poller.interval() == 1.0
     with caplog.at_level("INFO", logger="groupwatch.job"):
-        poller.poll(0)
+        poller.poll()
         # lag.poll_seconds have passed since the poll began, twice its time not yet
         assert poller.interval() >= 3.0 and not poller.due()
         assert "polls are 3 s apart" in caplog.text
         time.sleep(1.7)
         assert poller.due()
-        poller.poll(1)
+        poller.poll()
         assert poller.interval() == 1.0
         assert "apart again" in caplog.text
 
