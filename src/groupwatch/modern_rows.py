@@ -15,13 +15,15 @@ epoch of its first record that no longer does.  A member that disappears (its re
 tombstone, or the group's) holds nothing from the epoch after the last one it was seen at.
 Share groups' partitions are shared, not owned, and have no intervals.
 
-Everything here is pure; the intervals kept between records are JSON-able, like
-:mod:`groupwatch.ownership`'s.
+Everything here is pure; the intervals kept between records are
+:class:`~groupwatch.tables.OwnershipInterval` values, saved as JSON lists (:func:`encode`,
+:func:`decode`) like :mod:`groupwatch.ownership`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from groupwatch.detect.findings import tp_list
@@ -36,11 +38,13 @@ from groupwatch.detect.modern.model import (
     Slot,
 )
 from groupwatch.detect.modern.state import Member, ModernState
-from groupwatch.tables import MemberRow, OwnershipRow, SnapshotRow, TPList, timestamp
+from groupwatch.tables import MemberRow, OwnershipInterval, OwnershipRow, SnapshotRow, TPList
 
-#: member id -> "partition/slot id" -> [topic as written, client id, from epoch, from time ms,
-#: last epoch at which the member was seen holding it].
-ModernIntervals = dict[str, dict[str, list[Any]]]
+#: member id -> "partition/slot id" -> the interval open there.
+ModernIntervals = dict[str, dict[str, OwnershipInterval]]
+#: As the saved state holds them: member id -> "partition/slot id" -> [topic as written,
+#: client id, from epoch, from time ms, last epoch at which the member was seen holding it].
+SavedModernIntervals = dict[str, dict[str, list[Any]]]
 
 #: record type id -> what it stands for here.
 GROUP_EPOCH_TYPES = frozenset(t for t, (_, role) in ROLES.items() if role is RecordRole.GROUP_EPOCH)
@@ -146,6 +150,10 @@ def _key(slot: Slot) -> str:
     return f"{slot[1]}/{slot[0]}"  # partition first, as groupwatch.ownership does
 
 
+def _partition(key: str) -> int:
+    return int(key.split("/", 1)[0])
+
+
 def _held(state: ModernState, member: Member | None) -> dict[str, Slot]:
     """What a member's current assignment holds: assigned and pending revocation (active tasks
     for streams), by interval key."""
@@ -155,33 +163,47 @@ def _held(state: ModernState, member: Member | None) -> dict[str, Slot]:
     return {_key(s): s for s in (*cur.assigned, *cur.pending)}
 
 
-def _row(
-    group: str,
-    group_type: str,
-    member_id: str,
-    key: str,
-    interval: list[Any],
-    to_epoch: int | None,
-    to_time: int | None,
-) -> OwnershipRow:
-    topic, client_id, from_epoch, from_time, _ = interval
-    return OwnershipRow(
-        group=group,
-        group_type=group_type,
-        topic=topic,
-        partition=int(key.split("/", 1)[0]),
-        member_id=member_id,
-        client_id=client_id,
-        from_generation=from_epoch,
-        from_time=timestamp(from_time),
-        to_generation=to_epoch,
-        to_time=timestamp(to_time),
-    )
+def decode(saved: Mapping[str, Mapping[str, list[Any]]]) -> ModernIntervals:
+    """The open intervals of a saved state (the list form groups' states were written in)."""
+    out: ModernIntervals = {}
+    for member_id, held in saved.items():
+        mine: dict[str, OwnershipInterval] = {}
+        for key, (topic, client_id, from_epoch, from_time_ms, last_epoch) in held.items():
+            mine[key] = OwnershipInterval(
+                topic=topic,
+                partition=_partition(key),
+                member_id=member_id,
+                client_id=client_id,
+                from_generation=from_epoch,
+                from_time_ms=from_time_ms,
+                last_epoch=last_epoch,
+            )
+        out[member_id] = mine
+    return out
 
 
-def _after_last(interval: list[Any]) -> int:
+def encode(intervals: ModernIntervals) -> SavedModernIntervals:
+    """The saved form of :func:`decode`'s value: the same lists, so saved states stay as they
+    were written and older ones still load."""
+    return {
+        member_id: {
+            key: [i.topic, i.client_id, i.from_generation, i.from_time_ms, i.last_epoch]
+            for key, i in held.items()
+        }
+        for member_id, held in intervals.items()
+    }
+
+
+def _last_epoch(interval: OwnershipInterval) -> int:
+    # Every interval opened here has one; only a classic group's lack it.
+    if interval.last_epoch is None:
+        raise ValueError(f"a modern ownership interval without a last epoch: {interval}")
+    return interval.last_epoch
+
+
+def _after_last(interval: OwnershipInterval) -> int:
     """The epoch after the last one the member was seen holding the partition at."""
-    return int(interval[4]) + 1
+    return _last_epoch(interval) + 1
 
 
 def advance_member(
@@ -207,18 +229,26 @@ def advance_member(
     for key in sorted(mine):
         interval = mine[key]
         if key in held:
-            if counted and epoch is not None and epoch > interval[4]:
-                mine[key] = [*interval[:4], epoch]
+            if counted and epoch is not None and epoch > _last_epoch(interval):
+                mine[key] = replace(interval, last_epoch=epoch)
             continue
         to = epoch if counted and epoch is not None else _after_last(interval)
-        rows.append(_row(group, kind, member_id, key, interval, to, time_ms))
+        rows.append(interval.row(group, kind, to, time_ms))
         del mine[key]
     client_id = member.meta.client_id if member is not None and member.meta else None
     for key in sorted(set(held) - set(mine)):
         slot = held[key]
         start = epoch if epoch is not None else -1
-        mine[key] = [topic_of(state, slot[0], names), client_id, start, time_ms, start]
-        rows.append(_row(group, kind, member_id, key, mine[key], None, None))
+        mine[key] = OwnershipInterval(
+            topic=topic_of(state, slot[0], names),
+            partition=_partition(key),
+            member_id=member_id,
+            client_id=client_id,
+            from_generation=start,
+            from_time_ms=time_ms,
+            last_epoch=start,
+        )
+        rows.append(mine[key].row(group, kind, None, None))
     out = dict(intervals)
     if mine:
         out[member_id] = mine
@@ -232,7 +262,7 @@ def close_all(
 ) -> list[OwnershipRow]:
     """Close every open interval (the group was deleted or converted to a classic group)."""
     return [
-        _row(group, group_type, mid, key, interval, _after_last(interval), time_ms)
-        for mid, held in sorted(intervals.items())
-        for key, interval in sorted(held.items())
+        interval.row(group, group_type, _after_last(interval), time_ms)
+        for _, held in sorted(intervals.items())
+        for _, interval in sorted(held.items())
     ]

@@ -1,6 +1,7 @@
 """Partition ownership history: who owned each partition of a group, from when to when.
 
-Kept as a small JSON-able value per group (the open intervals only), advanced one snapshot at a
+Kept per group as the open intervals only (:class:`~groupwatch.tables.OwnershipInterval`,
+saved as JSON by :func:`encode` and read back by :func:`decode`), advanced one snapshot at a
 time.  Each step returns the :class:`~groupwatch.tables.OwnershipRow` to upsert into
 ``partition_ownership``: a closed interval
 (``to_generation`` set) for every partition that changed hands or vanished, and an open one for
@@ -14,10 +15,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from groupwatch.tables import OwnershipRow, timestamp
+from groupwatch.tables import OwnershipInterval, OwnershipRow
 
-#: "topic/partition" -> [member_id, client_id, from_generation, from_time_ms]
-OpenIntervals = dict[str, list[Any]]
+#: The ``group_type`` of this module's rows (modern groups' are in ``groupwatch.modern_rows``).
+GROUP_TYPE = "classic"
+
+#: "partition/topic" -> the interval open there.
+OpenIntervals = dict[str, OwnershipInterval]
+#: As the saved state holds them: "partition/topic" -> [member_id, client_id, from_generation,
+#: from_time_ms].
+SavedIntervals = dict[str, list[Any]]
 
 
 @dataclass(frozen=True)
@@ -35,23 +42,29 @@ def _split(key: str) -> tuple[str, int]:
     return topic, int(partition)
 
 
-def _row(
-    group: str, key: str, interval: list[Any], to_generation: int | None, to_time: int | None
-) -> OwnershipRow:
-    topic, partition = _split(key)
-    member_id, client_id, from_generation, from_time = interval
-    return OwnershipRow(
-        group=group,
-        group_type="classic",
-        topic=topic,
-        partition=partition,
-        member_id=member_id,
-        client_id=client_id,
-        from_generation=from_generation,
-        from_time=timestamp(from_time),
-        to_generation=to_generation,
-        to_time=timestamp(to_time),
-    )
+def decode(saved: Mapping[str, list[Any]]) -> OpenIntervals:
+    """The open intervals of a saved state (the list form groups' states were written in)."""
+    out: OpenIntervals = {}
+    for key, (member_id, client_id, from_generation, from_time_ms) in saved.items():
+        topic, partition = _split(key)
+        out[key] = OwnershipInterval(
+            topic=topic,
+            partition=partition,
+            member_id=member_id,
+            client_id=client_id,
+            from_generation=from_generation,
+            from_time_ms=from_time_ms,
+        )
+    return out
+
+
+def encode(intervals: OpenIntervals) -> SavedIntervals:
+    """The saved form of :func:`decode`'s value: the same lists, so saved states stay as they
+    were written and older ones still load."""
+    return {
+        key: [i.member_id, i.client_id, i.from_generation, i.from_time_ms]
+        for key, i in intervals.items()
+    }
 
 
 def advance(
@@ -71,14 +84,22 @@ def advance(
     wanted = {_tp_key(t, p): owner for (t, p), owner in assignment.items()}
     for key, interval in open_intervals.items():
         owner = wanted.get(key)
-        if owner is not None and owner.member_id == interval[0]:
+        if owner is not None and owner.member_id == interval.member_id:
             now[key] = interval  # unchanged: stays open
         else:
-            rows.append(_row(group, key, interval, generation, time_ms))
+            rows.append(interval.row(group, GROUP_TYPE, generation, time_ms))
     for key, owner in wanted.items():
         if key not in now:
-            now[key] = [owner.member_id, owner.client_id, generation, time_ms]
-            rows.append(_row(group, key, now[key], None, None))
+            topic, partition = _split(key)
+            now[key] = OwnershipInterval(
+                topic=topic,
+                partition=partition,
+                member_id=owner.member_id,
+                client_id=owner.client_id,
+                from_generation=generation,
+                from_time_ms=time_ms,
+            )
+            rows.append(now[key].row(group, GROUP_TYPE, None, None))
     return now, rows
 
 
@@ -89,7 +110,7 @@ def close_all(
 
     A deletion has no generation of its own; callers pass the one after the last seen.
     """
-    return [_row(group, k, v, generation, time_ms) for k, v in open_intervals.items()]
+    return [i.row(group, GROUP_TYPE, generation, time_ms) for i in open_intervals.values()]
 
 
 def first_owner(pairs: Iterable[tuple[tuple[str, int], Owner]]) -> dict[tuple[str, int], Owner]:

@@ -295,8 +295,9 @@ def process_group(
     after its input too).
     """
     current: dict[str, Any] = dict(state or {})
-    open_intervals: ownership.OpenIntervals = dict(current.get("ownership") or {})
-    modern_intervals: modern_rows.ModernIntervals = dict(current.get("modern_ownership") or {})
+    # Typed here, saved as the lists they always were: states written earlier still load.
+    open_intervals = ownership.decode(current.get("ownership") or {})
+    modern_intervals = modern_rows.decode(current.get("modern_ownership") or {})
     saved = current.get("detect")
     analyzer = Analyzer(detector, None if saved is None else {group: GroupState.from_json(saved)})
     for topic, max_partition, *when in commits:
@@ -358,9 +359,9 @@ def process_group(
     if view is not None:
         found(analyzer.observe(view))
     result.pending_until = analyzer.pending_until(group)
-    current["ownership"] = open_intervals
+    current["ownership"] = ownership.encode(open_intervals)
     if modern_intervals:
-        current["modern_ownership"] = modern_intervals
+        current["modern_ownership"] = modern_rows.encode(modern_intervals)
     else:
         current.pop("modern_ownership", None)
     final = analyzer.states.get(group)

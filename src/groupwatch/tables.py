@@ -223,6 +223,51 @@ PARTITION_OWNERSHIP = Table(
 
 
 @dataclass(frozen=True, slots=True)
+class OwnershipInterval:
+    """A ``partition_ownership`` interval still open, as a group's saved state keeps it between
+    snapshots (classic) or records (KIP-848): everything its row needs, so the row it opened
+    and the row that closes it carry the same key.
+
+    The saved state stores it as a JSON list, classic and modern alike in their own shape
+    (``groupwatch.ownership`` and ``groupwatch.modern_rows`` encode and decode it), so states
+    written before this type existed load unchanged.
+    """
+
+    #: As the row writes it: for a modern group the topic's name when known, while the state's
+    #: key holds the topic id the assignment names.
+    topic: str
+    partition: int
+    member_id: str
+    #: Of the owner when the interval opened; the row keeps it even if the client changes.
+    client_id: str | None
+    #: A classic generation, or a modern member's epoch: the row's ``from_generation``.
+    from_generation: int
+    #: Source timestamp of the record that opened it (ms): the row's ``from_time``.
+    from_time_ms: int
+    #: Modern groups only: the last member epoch at which the member was seen holding the
+    #: partition, since a member that vanishes is closed at the epoch after it.  Classic
+    #: intervals close at the generation that no longer has them and keep none.
+    last_epoch: int | None = None
+
+    def row(
+        self, group: str, group_type: str, to_generation: int | None, to_time_ms: int | None
+    ) -> OwnershipRow:
+        """The interval's row: open when ``to_generation`` is None, else closed there."""
+        return OwnershipRow(
+            group=group,
+            group_type=group_type,
+            topic=self.topic,
+            partition=self.partition,
+            member_id=self.member_id,
+            client_id=self.client_id,
+            from_generation=self.from_generation,
+            from_time=timestamp(self.from_time_ms),
+            to_generation=to_generation,
+            to_time=timestamp(to_time_ms),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class FindingRow:
     """A row of ``findings``."""
 
