@@ -28,6 +28,9 @@ leaves it running). Tables and checkpoints of each run go to a temporary folder 
   ``--latency-rebalance-rate`` rebalances/s) in the background; records of new groups with an
   ``assignment_overlap`` are produced one at a time, timed until the finding is readable in
   Delta (polled every 50 ms, as bench_job's latency benchmark).
+* live and latency run the job as ``groupwatch run`` does, lag polled by a driver thread beside
+  the batches (``--inline-lag``: by the batches at their end instead); the polls' judging and
+  writing times and the time between their writes (how fresh lag is) are printed after them.
 * memory: peaks of the Spark driver's RSS (the JVM) and of the Python workers' RSS and PSS,
   sampled every second from /proc during every phase, with the CPU seconds of both; the
   ``group_state`` JSON per group and in total, by group kind and size.
@@ -416,6 +419,48 @@ def wait_caught_up(query: Any, probe: LagProbe, timeout: float) -> float:
             return time.monotonic() - started
         time.sleep(1.0)
     raise RuntimeError(f"the job did not catch up within {timeout:.0f} s")
+
+
+class PollClock:
+    """When each lag poll was written and how long its judging and writing took (the
+    poller's ``judge_due`` and ``write`` wrapped): how fresh lag is while the job runs."""
+
+    def __init__(self, job: Any) -> None:
+        self.written: list[float] = []
+        self.judging: list[float] = []
+        self.writing: list[float] = []
+        poller = job.lag
+        judge, write = poller.judge_due, poller.write
+
+        def timed_judge(*args: Any) -> Any:
+            began = time.monotonic()
+            judged = judge(*args)
+            if judged is not None:
+                self.judging.append(time.monotonic() - began)
+            return judged
+
+        def timed_write(judged: Any) -> None:
+            began = time.monotonic()
+            write(judged)
+            self.writing.append(time.monotonic() - began)
+            self.written.append(time.monotonic())
+
+        poller.judge_due, poller.write = timed_judge, timed_write
+
+    def summary(self) -> dict[str, Any]:
+        gaps = [b - a for a, b in zip(self.written, self.written[1:], strict=False)]
+
+        def rounded(values: list[float]) -> dict[str, float] | None:
+            if not values:
+                return None
+            return {"mean": round(statistics.mean(values), 2), "max": round(max(values), 2)}
+
+        return {
+            "polls": len(self.written),
+            "judging_s": rounded(self.judging),
+            "writing_s": rounded(self.writing),
+            "between_writes_s": rounded(gaps),
+        }
 
 
 def stop_query(query: Any, job: Any) -> None:
@@ -851,6 +896,11 @@ def main() -> int:
     ap.add_argument("--search", action="store_true", help="live: increase rates until unbounded")
     ap.add_argument("--search-factor", type=float, default=2.0)
     ap.add_argument("--search-steps", type=int, default=6)
+    ap.add_argument(
+        "--inline-lag",
+        action="store_true",
+        help="live/latency: the batches poll lag at their end (no lag thread beside them)",
+    )
     ap.add_argument("--latency-rate", type=float, default=1000.0, help="background commits/s")
     ap.add_argument("--latency-rebalance-rate", type=float, default=1.0)
     ap.add_argument("--latency-samples", type=int, default=20)
@@ -998,7 +1048,10 @@ def main() -> int:
             cfg = bench_config(bootstrap, topic, job_root, trigger="1 second")
             job = make_job(spark, cfg)
             probe = LagProbe(bootstrap, topic)
+            polls = PollClock(job)
             query = job.writer(once=False).start()
+            # As `groupwatch run` has it: lag polled by a driver thread beside the batches.
+            polling = None if args.inline_lag else job.lag_thread()
             try:
                 wait_caught_up(query, probe, 600)
                 if "live" in benches:
@@ -1075,8 +1128,12 @@ def main() -> int:
                     log(f"{label}: mean batch time by step (s): {lat['mean_batch_steps_s']}")
                     emit_summary(summary, {"bench": "latency", "master": master, **lat})
             finally:
+                if polling is not None:
+                    polling.stop()
                 stop_query(query, job)
                 probe.close()
+            log(f"lag polls ({'inline' if args.inline_lag else 'thread'}): {polls.summary()}")
+            emit_summary(summary, {"bench": "lag-polls", **polls.summary()})
             sampler.phase("after live")
             found = findings_by_severity(cfg)
             log(f"findings after the live runs: {found}")
