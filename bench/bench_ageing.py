@@ -74,28 +74,26 @@ def _job_class() -> type[Any]:
     base = bench_job._timed_job_class()
 
     class StepJob(base):  # type: ignore[misc, valid-type]
-        """``bench_job``'s timed job, its steps kept per batch, upkeep clocked too."""
+        """``bench_job``'s timed job, its steps kept per batch."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.per_batch: list[dict[str, float]] = []
 
         def process_batch(self, batch: Any, batch_id: int) -> None:
+            from groupwatch.spark import query
+
             before = dict(self.phases)
-            started = time.perf_counter()
             super().process_batch(batch, batch_id)
-            total = time.perf_counter() - started
+            total = self.batch_seconds[-1]
             steps = {k: v - before.get(k, 0.0) for k, v in self.phases.items()}
-            outputs = steps.pop("_outputs", 0.0)
-            python = steps.get("python (cogroup applyInArrow) + tally", 0.0)
-            gx = steps.get("great expectations", 0.0)
+            outputs = steps.pop(query.OUTPUTS, 0.0)
+            python = steps.get(query.PYTHON, 0.0)
+            gx = steps.get(query.VALIDATION, 0.0)
             steps["table writes"] = outputs - python - gx
             steps["source read + split + rest"] = total - sum(steps.values())
             steps["batch"] = total
             self.per_batch.append(steps)
-
-        def _upkeep(self, batch_id: int, clock_ms: int | None) -> None:
-            self._clock("upkeep", super()._upkeep, batch_id, clock_ms)
 
     return StepJob
 

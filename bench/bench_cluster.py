@@ -352,20 +352,11 @@ def newest_states(cfg: config_mod.Config) -> dict[str, str]:
 
 # -- the job and its lag ------------------------------------------------------------------------
 def make_job(spark: Any, cfg: config_mod.Config) -> Any:
-    """bench_job's timed job, with two more steps clocked apart from the source read: the
-    check whether a batch read everything, and the look-up of groups due by stream time."""
+    """bench_job's timed job (every step of a batch clocked by the query's step clock, the
+    caught-up check and the look-up of groups due by stream time apart from the source read)."""
     from bench_job import _timed_job_class
 
-    timed = _timed_job_class()
-
-    class ClusterJob(timed):  # type: ignore[misc, valid-type]
-        def _caught_up(self, *args: Any) -> Any:
-            return self._clock("caught-up check", super()._caught_up, *args)
-
-        def _due_groups(self, *args: Any) -> Any:
-            return self._clock("due groups look-up", super()._due_groups, *args)
-
-    return ClusterJob.from_config(spark, cfg)
+    return _timed_job_class().from_config(spark, cfg)
 
 
 class LagProbe:

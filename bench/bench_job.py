@@ -346,80 +346,30 @@ def bench_config(
 
 
 def _timed_job_class() -> type[Any]:
-    from groupwatch.spark.query import GroupwatchQuery
+    from groupwatch.spark import query
 
-    class TimedJob(GroupwatchQuery):
-        """The job as it is, with wall time per step of each batch (the steps run in order,
-        so the figures add up to the batch time)."""
+    class TimedJob(query.GroupwatchQuery):
+        """The job as it is, told the wall time of each step of each batch by the query's
+        step clock (the steps run in order, so the figures add up to the batch time)."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
             self.phases: dict[str, float] = defaultdict(float)
             self.batch_seconds: list[float] = []
+            super().__init__(*args, step_clock=self.step, **kwargs)
 
-        def _clock(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return fn(*args)
-            finally:
-                self.phases[name] += time.perf_counter() - started
-
-        def process_batch(self, batch: Any, batch_id: int) -> None:
-            started = time.perf_counter()
-            super().process_batch(batch, batch_id)
-            self.batch_seconds.append(time.perf_counter() - started)
-
-        def _write_offsets(self, df: Any, batch_id: int) -> Any:
-            return self._clock(
-                "offset-commit aggregation + MERGE", super()._write_offsets, df, batch_id
-            )
-
-        def _tally(self, out: Any) -> Any:
-            # The first action on the persisted cogroup output: the Python side runs here.
-            return self._clock("python (cogroup applyInArrow) + tally", super()._tally, out)
-
-        def _validate(self, *args: Any) -> Any:
-            return self._clock("great expectations", super()._validate, *args)
-
-        def _write_outputs(self, out: Any, batch_id: int, detected_at: Any, source: Any) -> Any:
-            return self._clock(
-                "_outputs", super()._write_outputs, out, batch_id, detected_at, source
-            )
-
-        def _maintain_state(self, batch_id: int, clock_ms: int) -> None:
-            self._clock("state maintenance", super()._maintain_state, batch_id, clock_ms)
-
-        # Steps a baseline from before them does not have are clocked only where they exist.
-        if hasattr(GroupwatchQuery, "_write_committed"):
-
-            def _write_committed(self, df: Any, batch_id: int) -> None:
-                self._clock(
-                    "committed offsets per partition + MERGE",
-                    super()._write_committed,
-                    df,
-                    batch_id,
-                )
-
-        if hasattr(GroupwatchQuery, "_stream_at"):
-
-            def _stream_at(self, read_to_ms: Any) -> None:
-                self._clock("lag poll", super()._stream_at, read_to_ms)
-
-        elif hasattr(GroupwatchQuery, "_lag"):
-
-            def _lag(self, batch_id: Any, read_to_ms: Any) -> None:
-                self._clock("lag poll", super()._lag, batch_id, read_to_ms)
-
-        if hasattr(GroupwatchQuery, "_upkeep"):
-
-            def _upkeep(self, batch_id: int, clock_ms: Any) -> None:
-                self._clock("table upkeep", super()._upkeep, batch_id, clock_ms)
+        def step(self, name: str, seconds: float) -> None:
+            if name == query.BATCH:
+                self.batch_seconds.append(seconds)
+            else:
+                self.phases[name] += seconds
 
         def breakdown(self) -> dict[str, float]:
+            """Seconds per step; the outputs step less the Python stage and validation in it
+            is the table writes, and a batch less its steps is the source read and split."""
             p = dict(self.phases)
-            outputs = p.pop("_outputs", 0.0)
-            python = p.get("python (cogroup applyInArrow) + tally", 0.0)
-            gx = p.get("great expectations", 0.0)
+            outputs = p.pop(query.OUTPUTS, 0.0)
+            python = p.get(query.PYTHON, 0.0)
+            gx = p.get(query.VALIDATION, 0.0)
             p["table writes"] = outputs - python - gx
             p["source read + split (persist)"] = sum(self.batch_seconds) - sum(p.values())
             return p

@@ -66,11 +66,12 @@ def make_config(broker: str, root: Path, *extra: str) -> config.Config:
     )
 
 
-def run_once(spark, cfg: config.Config) -> None:  # type: ignore[no-untyped-def]
+def run_once(spark, cfg: config.Config, step_clock=None) -> None:  # type: ignore[no-untyped-def]
     """The job as the configuration sets it up, over everything in the source, once."""
     from groupwatch.spark.query import GroupwatchQuery
 
-    GroupwatchQuery.from_config(spark, cfg).writer(once=True).start().awaitTermination(600)
+    job = GroupwatchQuery.from_config(spark, cfg, step_clock=step_clock)
+    job.writer(once=True).start().awaitTermination(600)
 
 
 def table(spark, cfg: config.Config, name: str):  # type: ignore[no-untyped-def]

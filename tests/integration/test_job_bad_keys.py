@@ -54,3 +54,38 @@ def test_malformed_keys_are_quarantined_and_good_commits_counted(
         expected.append((key, "decode", error.kind, error.field_path))
     assert got == sorted(expected)
     assert all(bytes(q.value) == VALUE for q in quarantine)
+
+
+def test_the_step_clock_is_told_every_step_of_a_batch_in_order(
+    spark, broker: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The hook the benchmarks time a batch through: each step once, in the batch's order,
+    the steps within the whole batch's time."""
+    from groupwatch.spark import query
+
+    create_topic(broker, "bad-keys-steps", 1)
+    produce(broker, "bad-keys-steps", [(k, VALUE) for k in GOOD + BAD[:1]])
+    told: list[tuple[str, float]] = []
+    cfg = make_config(broker, tmp_path, "source.topic=bad-keys-steps")
+    run_once(spark, cfg, step_clock=lambda name, seconds: told.append((name, seconds)))
+
+    names = [name for name, _ in told]
+    assert names == [
+        query.CAUGHT_UP,
+        query.OFFSETS,
+        query.COMMITTED,
+        query.DUE,
+        query.PYTHON,  # the malformed key goes to Python, and so the outputs are written
+        query.VALIDATION,
+        query.OUTPUTS,
+        query.STATE,
+        query.LAG,
+        query.UPKEEP,
+        query.BATCH,
+    ]
+    seconds = dict(told)
+    assert all(s >= 0 for s in seconds.values())
+    inner = seconds[query.PYTHON] + seconds[query.VALIDATION]
+    assert inner <= seconds[query.OUTPUTS]
+    outer = sum(s for n, s in told if n not in (query.PYTHON, query.VALIDATION, query.BATCH))
+    assert outer <= seconds[query.BATCH]

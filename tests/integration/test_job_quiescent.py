@@ -55,7 +55,7 @@ def _batches(spark, cfg: config.Config, root: Path) -> list[dict[str, Any]]:  # 
             {
                 "records": rows,
                 "ranges": offset_ranges(df),
-                "caught_up": job._caught_up(df, rows, 1),
+                "caught_up": job._caught_up_check(df, rows, 1),
             }
         )
 

@@ -28,8 +28,9 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
 from groupwatch import tables
 from groupwatch.config import Config
@@ -68,6 +69,26 @@ log = logging.getLogger("groupwatch.job")
 
 QUERY_NAME = "groupwatch"
 
+#: Told each step of a batch and its wall time in seconds (``GroupwatchQuery(step_clock=...)``:
+#: the benchmarks' figures per step).  Steps run in order, except ``OUTPUTS``, which holds
+#: ``PYTHON``, ``VALIDATION`` and the table writes; ``BATCH`` is a whole batch.
+StepClock = Callable[[str, float], None]
+
+BATCH = "batch"
+CAUGHT_UP = "caught-up check"
+OFFSETS = "offset-commit aggregation + MERGE"
+COMMITTED = "committed offsets per partition + MERGE"
+DUE = "due groups look-up"
+OUTPUTS = "outputs"
+PYTHON = "python (cogroup applyInArrow) + tally"
+VALIDATION = "great expectations"
+STATE = "state maintenance"
+LAG = "lag poll"
+UPKEEP = "table upkeep"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 class GroupwatchQuery:
     """The job's query and its batch function; one instance per running query."""
@@ -82,6 +103,7 @@ class GroupwatchQuery:
         metrics: JobMetrics | None = None,
         validate_every: int = 1,
         notifier: Notifier | None = None,
+        step_clock: StepClock | None = None,
     ) -> None:
         self.spark = spark
         self.config = config
@@ -91,6 +113,7 @@ class GroupwatchQuery:
         self.metrics = metrics
         self.validate_every = max(1, validate_every)
         self.notifier = notifier
+        self.step_clock = step_clock
         self._last_findings: dict[str, int] = {}
         #: Completed by the query's progress (lag), see ``spark.metrics.ProgressListener``.
         self.batch_log = BatchLog(log)
@@ -120,6 +143,7 @@ class GroupwatchQuery:
         *,
         metrics: JobMetrics | None = None,
         notifier: Notifier | None = None,
+        step_clock: StepClock | None = None,
     ) -> Self:
         """The query as ``config`` sets it up: the findings engine as ``[detect]`` configures it,
         Great Expectations every ``validation.every_n_batches`` batches (0: off)."""
@@ -137,6 +161,7 @@ class GroupwatchQuery:
             metrics=metrics,
             validate_every=max(1, every),
             notifier=notifier,
+            step_clock=step_clock,
         )
 
     @functools.cached_property
@@ -167,8 +192,22 @@ class GroupwatchQuery:
 
     # -- one micro-batch -----------------------------------------------------------------------
     def process_batch(self, batch: DataFrame, batch_id: int) -> None:
+        self._step(BATCH, self._locked_batch, batch, batch_id)
+
+    def _locked_batch(self, batch: DataFrame, batch_id: int) -> None:
         with self.lock:
             self._process_batch(batch, batch_id)
+
+    def _step(self, name: str, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """``fn`` run as the batch's step ``name``, its time told to the step clock."""
+        clock = self.step_clock
+        if clock is None:
+            return fn(*args, **kwargs)
+        started = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            clock(name, time.perf_counter() - started)
 
     def _process_batch(self, batch: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
@@ -182,17 +221,21 @@ class GroupwatchQuery:
         try:
             stats = source.stats(split)
             if not stats.counts:
-                self._stream_at(read_to_ms)
+                self._step(LAG, self._stream_at, read_to_ms)
                 completed = True
                 return
-            quiescent = self._caught_up(batch, stats.rows, stats.partitions)
+            quiescent = self._step(
+                CAUGHT_UP, self._caught_up_check, batch, stats.rows, stats.partitions
+            )
             malformed = None
             if stats.has_commits:
-                malformed = self._write_offsets(df, batch_id)
-                self._write_committed(df, batch_id)
+                malformed = self._step(
+                    OFFSETS, offsets.merge_commits, self.spark, self.config, df, batch_id
+                )
+                self._step(COMMITTED, committed.merge, self.spark, self.config, df, batch_id)
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
-            due = self._due_groups(batch_id, stats.clocks)
+            due = self._step(DUE, self.state.due_groups, batch_id, stats.clocks)
             # The brokers' view is of now: only a batch that read everything available has the
             # records of now to compare it with (a backlog's are older).
             views = self.group_views.look() if quiescent else {}
@@ -213,11 +256,11 @@ class GroupwatchQuery:
             # backlog of old records does not expire every group it has not reached yet.
             clock = max(stats.clocks.values(), default=None)
             if clock is not None:
-                self._maintain_state(batch_id, clock)
+                self._step(STATE, self._maintain_state, batch_id, clock)
             # A backlog's commits are older than the brokers' answer by an unknown time: lag
             # is judged once a batch read everything available.
-            self._stream_at(read_to_ms if quiescent else None)
-            self._upkeep(batch_id, clock)
+            self._step(LAG, self._stream_at, read_to_ms if quiescent else None)
+            self._step(UPKEEP, upkeep.run, self.spark, self.config, batch_id, clock)
             completed = True
         finally:
             self._batch_ended_ms = int(time.time() * 1000)
@@ -237,17 +280,7 @@ class GroupwatchQuery:
             ),
         )
 
-    # The steps of a batch, one method each (bench/bench_job.py clocks them).
-    def _caught_up(self, batch: DataFrame, rows: int, partitions: int) -> bool:
-        """Whether the batch read everything available (see :class:`source.CaughtUp`)."""
-        return self._caught_up_check(batch, rows, partitions)
-
-    def _write_offsets(self, df: DataFrame, batch_id: int) -> Column | None:
-        return offsets.merge_commits(self.spark, self.config, df, batch_id)
-
-    def _write_committed(self, df: DataFrame, batch_id: int) -> None:
-        committed.merge(self.spark, self.config, df, batch_id)
-
+    # The steps of a batch that are more than a call.
     def _stream_at(self, read_to_ms: int | None) -> None:
         """The batch tells the poller where the stream is (``read_to_ms``: the commits are
         known up to then; None: a backlog is being read); without the lag thread, a batch
@@ -272,9 +305,6 @@ class GroupwatchQuery:
             alerting_rows(judged.result.rows),
             whole_lag=True,
         )
-
-    def _due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
-        return self.state.due_groups(batch_id, clocks)
 
     def _analyze(
         self,
@@ -309,12 +339,9 @@ class GroupwatchQuery:
             records, state, detector, self._output_schemas, detected_at, clocks, quiescent, views
         ).persist()
         try:
-            return self._write_outputs(out, batch_id, detected_at, df)
+            return self._step(OUTPUTS, self._write_outputs, out, batch_id, detected_at, df)
         finally:
             out.unpersist()
-
-    def _tally(self, out: DataFrame) -> writes.Tally:
-        return writes.tally(out)
 
     def _write_outputs(
         self, out: DataFrame, batch_id: int, detected_at: dt.datetime, read: DataFrame
@@ -322,7 +349,8 @@ class GroupwatchQuery:
         """Write each table that has rows; every write is skipped if this batch already did it.
 
         ``read`` is the batch's persisted source rows (validation quarantines their bytes)."""
-        tally = self._tally(out)
+        # The first action on the persisted output: the Python stage runs here.
+        tally = self._step(PYTHON, writes.tally, out)
         counts = dict(tally.counts)
         self._last_quarantine = dict(tally.quarantine)
         collected = None
@@ -332,8 +360,15 @@ class GroupwatchQuery:
             writes.write_findings(self.spark, self.config, out, batch_id, collected)
         rows = writes.batch_rows(out)
         if self.validator is not None and batch_id % self.validate_every == 0:
-            extra = self._validate(
-                batch_id, rows.snapshots, rows.members, read, detected_at, counts
+            extra = self._step(
+                VALIDATION,
+                self._validate,
+                batch_id,
+                rows.snapshots,
+                rows.members,
+                read,
+                detected_at,
+                counts,
             )
             if extra is not None:
                 extra = extra.persist()
@@ -395,11 +430,6 @@ class GroupwatchQuery:
             self.state.forget(done.forgotten, batch_id)
             if self.metrics is not None:
                 self.metrics.state_groups.set(done.kept)
-
-    def _upkeep(self, batch_id: int, clock_ms: int | None) -> None:
-        """The tables whose upkeep turn this batch is: compacted, vacuumed, their expired log
-        and history removed (:mod:`groupwatch.spark.upkeep`), after the batch's writes."""
-        upkeep.run(self.spark, self.config, batch_id, clock_ms)
 
 
 #: What the notifier reads of a snapshot: enough to resolve a group's open alerts.
