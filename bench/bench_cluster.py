@@ -1,7 +1,7 @@
 """Benchmark: the streaming job on the cluster model (``bench/cluster_model.py``).
 
-    .venv/bin/python bench/bench_cluster.py [--bench startup,live,latency,memory]
-        [--groups 10000] [--seed 1] [--reuse | --no-reuse] [--master local[2]]
+    .venv/bin/python bench/bench_cluster.py [--bench startup,commits,live,latency,memory]
+        [--groups 10000] [--commits 2000000] [--seed 1] [--reuse | --no-reuse] [--master local[2]]
         [--commit-rate 1000] [--rebalance-rate 1] [--storm SIZE[/EVERY]]
         [--live-seconds 600] [--search] [--latency-rate 1000] [--latency-samples 20]
 
@@ -14,6 +14,9 @@ leaves it running). Tables and checkpoints of each run go to a temporary folder 
 * startup: the raw copy (``build_raw_copy``, bench_job's ``run_baseline``) and the job
   (``GroupwatchQuery`` once, bench_job's ``run_job_once``) each read the model's topic from the
   start with a fresh Delta root; throughput ratio job / raw copy; findings by severity.
+* commits: a topic of ``--commits`` offset commits only (``cluster_model.py produce-commits``:
+  the live traffic's commit mix over the model's groups, produced once and reused), read from
+  the start by the raw copy and by the job; commits/s and the ratio job / raw copy.
 * live: the job, caught up on the history (the startup run's tables and checkpoint, or a
   catch-up run of its own), on a 1 s trigger while ``cluster_model.py live`` produces
   ``--commit-rate`` commits/s and ``--rebalance-rate`` rebalances/s (``--storm SIZE/EVERY``:
@@ -799,6 +802,33 @@ def state_figures(cfg: config_mod.Config, manifest: Path) -> dict[str, Any]:
 
 
 # -- main ---------------------------------------------------------------------------------------
+def ensure_commits(args: argparse.Namespace, bootstrap: str) -> str:
+    """``cluster_model.py produce-commits`` in a child process; the topic's name."""
+    cmd = [
+        sys.executable,
+        str(MODEL_SCRIPT),
+        "produce-commits",
+        "--bootstrap",
+        bootstrap,
+        "--groups",
+        str(args.groups),
+        "--seed",
+        str(args.seed),
+        "--commits",
+        str(args.commits),
+    ]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT, check=False)
+    topic = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("{") and json.loads(line).get("event") == "commits":
+            topic = json.loads(line)["topic"]
+            continue
+        print(line, flush=True)
+    if proc.returncode != 0 or topic is None:
+        raise RuntimeError(f"producing the commits failed (exit {proc.returncode})")
+    return str(topic)
+
+
 def ensure_model(args: argparse.Namespace, bootstrap: str) -> tuple[Path, dict[str, Any]]:
     """``cluster_model.py produce`` in a child process (its memory is not this one's)."""
     cmd = [
@@ -877,6 +907,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the tables and checkpoints")
     ap.add_argument("--verbose", action="store_true", help="the job's debug log")
     ap.add_argument("--warmup-records", type=int, default=20_000)
+    ap.add_argument("--commits", type=int, default=2_000_000, help="the commits benchmark's")
     ap.add_argument("--max-offsets-per-trigger", type=int, default=0, help="startup runs")
     ap.add_argument("--commit-rate", type=float, default=1000.0)
     ap.add_argument("--rebalance-rate", type=float, default=1.0)
@@ -900,7 +931,7 @@ def main() -> int:
     args = ap.parse_args()
     args.storm_size, args.storm_every = storm_of(args)
     benches = {b.strip() for b in args.bench.split(",") if b.strip()}
-    unknown = benches - {"startup", "live", "latency", "memory"}
+    unknown = benches - {"startup", "commits", "live", "latency", "memory"}
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
 
@@ -1031,6 +1062,53 @@ def main() -> int:
                     "load": load_text(),
                 },
             )
+
+        if "commits" in benches:
+            commits_topic = ensure_commits(args, bootstrap)
+            if args.warmup_records and "startup" not in benches:
+                sampler.phase("warm-up")
+                warm_up(spark, bootstrap, args.warmup_records, work)
+            sampler.phase("commits: raw copy")
+            log(f"commits: raw copy of {commits_topic}, load {load_text()}")
+            base = run_baseline(spark, bench_config(bootstrap, commits_topic, work / "cbase"))
+            records = base.tables["raw_records"]
+            shutil.rmtree(work / "cbase", ignore_errors=True)
+            log(f"commits: raw copy {base.seconds:.1f}s, {records / base.seconds:,.0f} records/s")
+            sampler.phase("commits: job")
+            log(f"commits: the job, load {load_text()}")
+            run = run_job_once(spark, bench_config(bootstrap, commits_topic, work / "cjob"))
+            ratio = base.seconds / run.seconds
+            log(
+                f"commits: job {run.seconds:.1f}s, {records / run.seconds:,.0f} commits/s, "
+                f"{run.batches} batch(es); ratio job / raw copy {ratio:.2f} (target >= 0.8, "
+                f">= 120,000 commits/s)"
+            )
+            log(
+                "  steps (s): "
+                + ", ".join(
+                    f"{k} {v:.1f}" for k, v in sorted(run.phases.items(), key=lambda kv: -kv[1])
+                )
+            )
+            emit_summary(
+                summary,
+                {
+                    "bench": "commits",
+                    "master": master,
+                    "topic": commits_topic,
+                    "records": records,
+                    "raw_copy_s": round(base.seconds, 1),
+                    "raw_copy_records_per_s": round(records / base.seconds),
+                    "job_s": round(run.seconds, 1),
+                    "job_commits_per_s": round(records / run.seconds),
+                    "ratio_job_to_raw_copy": round(ratio, 3),
+                    "job_batches": run.batches,
+                    "job_steps_s": {k: round(v, 1) for k, v in run.phases.items()},
+                    "rows": run.tables,
+                    "load": load_text(),
+                },
+            )
+            if not args.keep:
+                shutil.rmtree(work / "cjob", ignore_errors=True)
 
         if benches & {"live", "latency"}:
             if not caught_up:

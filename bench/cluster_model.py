@@ -5,6 +5,8 @@
         [--dump FILE.jsonl]
     .venv/bin/python bench/cluster_model.py produce --bootstrap HOST:PORT [--groups 10000]
         [--tail-generations N] [--tail-commits N] [--no-reuse]
+    .venv/bin/python bench/cluster_model.py produce-commits --bootstrap HOST:PORT
+        [--groups 10000] [--commits 2000000]
     .venv/bin/python bench/cluster_model.py live --manifest FILE --bootstrap HOST:PORT
         --seconds 60 --commit-rate 2000 --rebalance-rate 2 [--storm 200/60]
 
@@ -28,6 +30,11 @@ Its ``__consumer_offsets`` history, in offset order, as a compacted log leaves i
   groups), in the ten minutes before the tail;
 * the uncompacted tail, the last hour: ``--tail-generations`` rebalances and ``--tail-commits``
   offset commits from the live-traffic generator.
+
+``produce-commits`` writes a topic of offset commits only (``--commits`` of them, the live
+traffic's commit mix: a random group-topic-partition weighted by partitions, v3 values and v4
+for KIP-848 groups), once, reused while it holds that many records: the commits-only
+benchmark's input (``bench_cluster.py --bench commits``).
 
 Live traffic (``live``): offset commits at ``--commit-rate`` per second (a random
 group-topic-partition, weighted by partitions) and rebalances at ``--rebalance-rate`` per second,
@@ -944,6 +951,32 @@ def _delete_topic(bootstrap: str, topic: str) -> None:
         admin.close()
 
 
+def ensure_commits(bootstrap: str, params: Params, commits: int) -> str:
+    """The name of a topic of ``commits`` offset commits of the model's groups (and nothing
+    else), produced unless one with that many records is there already."""
+    from bench_job import create_mirror, produce
+
+    topic = f"cluster-commits-{params.digest()}-{commits}"
+    ends = topic_end_offsets(bootstrap, topic)
+    if ends is not None and sum(ends.values()) == commits:
+        log(f"commits: reusing topic {topic} ({commits:,} records)")
+        return topic
+    if ends is not None:
+        # Cut short by an interrupted production: a new name (a deleted one may not be free).
+        topic = f"{topic}-{int(time.time())}"
+    model = ClusterModel(params)
+    traffic = Traffic(model, params.seed)
+    create_mirror(bootstrap, topic)
+    # Ten commits per millisecond, ending now: a commit stream's own times.
+    start_ms = int(time.time() * 1000) - commits // 10
+    started = time.perf_counter()
+    records = (traffic.commit(start_ms + i // 10) for i in range(commits))
+    produced = produce(bootstrap, topic, records)
+    seconds = time.perf_counter() - started
+    log(f"commits produced to {topic}: {produced:,} in {seconds:.1f}s")
+    return topic
+
+
 # -- live traffic ------------------------------------------------------------------------------
 def live(
     manifest: Path,
@@ -1371,6 +1404,10 @@ def main(argv: list[str] | None = None) -> int:
     add_model_arguments(p)
     p.add_argument("--bootstrap", required=True)
     p.add_argument("--reuse", action=argparse.BooleanOptionalAction, default=True)
+    pc = sub.add_parser("produce-commits", help="a topic of the model's offset commits only")
+    add_model_arguments(pc)
+    pc.add_argument("--bootstrap", required=True)
+    pc.add_argument("--commits", type=int, default=2_000_000)
     live_ap = sub.add_parser("live", help="produce live traffic into the model's topic")
     live_ap.add_argument("--manifest", type=Path, required=True)
     live_ap.add_argument("--bootstrap", required=True)
@@ -1395,6 +1432,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "produce":
         path, doc = ensure_model(args.bootstrap, params_of(args), args.reuse)
         emit({"event": "model", "manifest": str(path), "topic": doc["topic"]})
+        return 0
+    if args.action == "produce-commits":
+        topic = ensure_commits(args.bootstrap, params_of(args), args.commits)
+        emit({"event": "commits", "topic": topic, "commits": args.commits})
         return 0
     live(
         args.manifest,
