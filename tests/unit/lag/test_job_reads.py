@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import time
 from pathlib import Path
 
@@ -185,3 +186,15 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
     assert outcomes[0] == outcomes[1]
     resolved, still = outcomes[0]
     assert len(resolved) == 4 and len(still) == 4  # partitions 1, 2, 3, 7 end; 0, 4, 5, 6 hold
+
+
+def test_the_consumers_answer_is_read_back_partition_by_partition() -> None:
+    """``endOffsets``' text: a topic name may hold ``-`` and digits; the partition is the
+    number after its last ``-``."""
+    from groupwatch.spark.lag import parse_offsets, partitions_json
+
+    text = "{orders-eu-2024-12=41250, a.b_c-0=0, t-1=-1}"
+    assert parse_offsets(text) == {("orders-eu-2024", 12): 41250, ("a.b_c", 0): 0, ("t", 1): -1}
+    assert parse_offsets("{}") == {}
+    kept = [("orders-eu-2024", 12), ("orders-eu-2024", 3), ("t", 0)]
+    assert json.loads(partitions_json(kept)) == {"orders-eu-2024": [12, 3], "t": [0]}
