@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from groupwatch.config import load
+from groupwatch.group_state import SavedGroupState
 from groupwatch.processing import GroupResult, SourceRecord, process_group
 from groupwatch_dev.scenarios.builder import LIBRARY, decoded_lines, raw_records
 from groupwatch_dev.scenarios.builder import load as load_scenario
@@ -47,7 +48,7 @@ def run_group(
     group: str,
     records: Sequence[SourceRecord],
     detected_at: dt.datetime,
-    state: Mapping[str, Any] | None = None,
+    state: SavedGroupState | None = None,
 ) -> GroupResult:
     """``process_group`` over ``records`` with the default detector configuration."""
     return process_group(

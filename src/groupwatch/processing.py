@@ -1,8 +1,9 @@
 """One group's records -> rows for every table: the pure heart of the streaming job.
 
 The Spark job hands each group's records of a micro-batch, in offset order, together with the
-group's state from the previous batch, to :func:`process_group`; it gets back the new state and
-the rows to write, one :mod:`groupwatch.tables` row type per table.  Nothing here knows about
+group's state from the previous batch (:class:`~groupwatch.group_state.SavedGroupState`), to
+:func:`process_group`; it gets back the new state and the rows to write, one
+:mod:`groupwatch.tables` row type per table.  Nothing here knows about
 Spark, so replaying a backlog, watching live and the unit tests all run the same code: records
 are decoded to the decoder's typed records, fed to the same :class:`~groupwatch.detect.Analyzer`
 ``groupwatch analyze`` runs, and the findings are a function of the record sequence alone.
@@ -17,12 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groupwatch import modern_rows, ownership
-from groupwatch.detect import Analyzer, DetectorConfig, Finding, GroupState
+from groupwatch.detect import Analyzer, DetectorConfig, Finding
 from groupwatch.detect.events import member_from_record
 from groupwatch.detect.findings import tp_list
 from groupwatch.detect.model import BrokerView, MemberState
 from groupwatch.detect.modern import ModernState
 from groupwatch.detect.modern.adapt import ROLES as MODERN_TYPES
+from groupwatch.group_state import SavedGroupState
 from groupwatch.protocol import DecodedRecord, DecodeError, GroupMember, GroupMetadataValue
 from groupwatch.protocol import decode_record as _decode_record
 from groupwatch.protocol.records import member_has
@@ -70,7 +72,7 @@ def decode(record: SourceRecord) -> DecodedRecord:
 class GroupResult:
     """The group's next state and the rows per table (by table name)."""
 
-    state: dict[str, Any]
+    state: SavedGroupState = field(default_factory=SavedGroupState)
     rows: dict[str, list[Row]] = field(default_factory=dict)
     #: The group's newest group-metadata record is a tombstone: the group was deleted.
     deleted: bool = False
@@ -270,7 +272,7 @@ def _modern_rows(
 
 def process_group(
     group: str,
-    state: Mapping[str, Any] | None,
+    state: SavedGroupState | None,
     records: Sequence[SourceRecord],
     *,
     detector: DetectorConfig,
@@ -294,15 +296,15 @@ def process_group(
     last look, applied after the records (``analyze --bootstrap-server`` applies its looks
     after its input too).
     """
-    current: dict[str, Any] = dict(state or {})
-    # Typed here, saved as the lists they always were: states written earlier still load.
-    open_intervals = ownership.decode(current.get("ownership") or {})
-    modern_intervals = modern_rows.decode(current.get("modern_ownership") or {})
-    saved = current.get("detect")
-    analyzer = Analyzer(detector, None if saved is None else {group: GroupState.from_json(saved)})
+    saved = state or SavedGroupState()
+    open_intervals = dict(saved.ownership)
+    modern_intervals = dict(saved.modern_ownership)
+    last_generation = saved.last_generation
+    last_event_ms = saved.last_event_ms
+    analyzer = Analyzer(detector, None if saved.detect is None else {group: saved.detect})
     for topic, max_partition, *when in commits:
         analyzer.hint(group, topic, max_partition, when[0] if when else None)
-    result = GroupResult(state=current)
+    result = GroupResult()
 
     def found(findings: Iterable[Finding]) -> None:
         result.add(FINDINGS, [finding_row(f, detected_at) for f in findings])
@@ -314,7 +316,7 @@ def process_group(
             # (group_offsets aggregates commits in the JVM).
             found(analyzer.feed_record(rec, group))
             continue
-        current["last_event_ms"] = max(record.timestamp_ms, int(current.get("last_event_ms", -1)))
+        last_event_ms = max(record.timestamp_ms, -1 if last_event_ms is None else last_event_ms)
         if rec.error is not None:
             result.add(QUARANTINE, [_quarantine(record, rec.error, group, detected_at)])
         converted: list[MemberState] | None = None
@@ -330,13 +332,13 @@ def process_group(
             generation = snapshot.generation
             result.deleted = rec.tombstone
             if rec.tombstone:
-                after = int(current.get("last_generation", -1)) + 1
+                after = (-1 if last_generation is None else last_generation) + 1
                 result.add(
                     PARTITION_OWNERSHIP,
                     ownership.close_all(group, open_intervals, after, record.timestamp_ms),
                 )
                 open_intervals = {}
-                current.pop("last_generation", None)
+                last_generation = None
             elif generation is not None and rec.error is None:
                 open_intervals, rows = ownership.advance(
                     group,
@@ -346,7 +348,7 @@ def process_group(
                     _assignment_owners(converted),
                 )
                 result.add(PARTITION_OWNERSHIP, rows)
-                current["last_generation"] = generation
+                last_generation = generation
         found(analyzer.feed_record(rec, group, converted))
         if rec.record_type_id in MODERN_TYPES and rec.error is None:
             modern = analyzer.modern(group)
@@ -359,13 +361,13 @@ def process_group(
     if view is not None:
         found(analyzer.observe(view))
     result.pending_until = analyzer.pending_until(group)
-    current["ownership"] = ownership.encode(open_intervals)
-    if modern_intervals:
-        current["modern_ownership"] = modern_rows.encode(modern_intervals)
-    else:
-        current.pop("modern_ownership", None)
-    final = analyzer.states.get(group)
-    current["detect"] = None if final is None else final.to_json()
+    result.state = SavedGroupState(
+        detect=analyzer.states.get(group),
+        ownership=open_intervals,
+        modern_ownership=modern_intervals,
+        last_generation=last_generation,
+        last_event_ms=last_event_ms,
+    )
     held = result.rows.get(PARTITION_OWNERSHIP.name)
     if held:
         # An interval opened and closed within the same batch is one row: keep its last form.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from typing import Any
 
 from groupwatch.config import load
+from groupwatch.group_state import SavedGroupState
 from groupwatch.processing import GroupResult, process_group
 from groupwatch.tables import PARTITION_OWNERSHIP
 from tests.modern_log import BASE, ORDERS, PARTITION, SHARE, STREAMS, G, Log
@@ -127,7 +127,7 @@ def test_batching_does_not_change_the_rows() -> None:
     pieces: dict[str, list[Any]] = {}
     for part in (slice(0, 4), slice(4, 11), slice(11, None)):
         result = run(log, part, state)
-        state = json.loads(json.dumps(result.state))
+        state = SavedGroupState.decode(result.state.encode())
         for table, rows in result.rows.items():
             pieces.setdefault(table, []).extend(rows)
     for table in ("group_snapshots", "member_assignments"):
@@ -157,7 +157,8 @@ def test_a_member_that_leaves_and_a_deleted_group_close_their_intervals() -> Non
     assert deleted.rows["group_snapshots"][-1].tombstone
     assert deleted.rows["group_snapshots"][-1].generation is None
     assert all(o[4] is not None for o in ownership(deleted))
-    assert "modern_ownership" not in deleted.state
+    assert not deleted.state.modern_ownership
+    assert "modern_ownership" not in deleted.state.encode()
 
 
 def test_a_group_deletion_closes_what_is_still_open() -> None:

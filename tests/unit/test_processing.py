@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from groupwatch.config import load
+from groupwatch.group_state import SavedGroupState
 from groupwatch.processing import GroupResult, SourceRecord, process_group
 from groupwatch.tables import PARTITION_OWNERSHIP
 from tests.scenario_groups import run_group, scenario_records
@@ -54,7 +55,7 @@ def test_batching_does_not_change_the_outcome() -> None:
     pieces: dict[str, list[Any]] = {}
     for chunk in (records[:1], records[1:3], records[3:]):
         part = run(chunk, state)
-        state = json.loads(json.dumps(part.state))  # state crosses batches as JSON
+        state = SavedGroupState.decode(part.state.encode())  # crosses batches as text
         for table, rows in part.rows.items():
             pieces.setdefault(table, []).extend(rows)
     for table in ("findings", "group_snapshots", "member_assignments"):
@@ -70,7 +71,7 @@ def test_batching_does_not_change_the_outcome() -> None:
         )
 
     assert upserted(pieces["partition_ownership"]) == upserted(whole.rows["partition_ownership"])
-    assert state == json.loads(json.dumps(whole.state))
+    assert state == SavedGroupState.decode(whole.state.encode())
 
 
 def test_tombstone_closes_history_and_decode_errors_are_quarantined() -> None:
@@ -174,7 +175,7 @@ def test_a_stuck_rebalance_from_commits_of_earlier_batches_and_the_brokers_view(
 
     # Generation 7, then commits the JVM aggregated (last at t=20 s), then generation 13.
     one = step([first], None)
-    state = json.loads(json.dumps(one.state))
+    state = SavedGroupState.decode(one.state.encode())
     committed = [("t", 1, BASE_TIME_MS + 20_000)]
     two = step([last], state, committed)
     [f] = [f for f in two.rows["findings"] if f.kind == "rebalance_stuck"]
@@ -190,7 +191,7 @@ def test_a_stuck_rebalance_from_commits_of_earlier_batches_and_the_brokers_view(
 
     a = step([], state, committed, look(330))
     assert not a.rows.get("findings")
-    b = step([], json.loads(json.dumps(a.state)), committed, look(360))
+    b = step([], SavedGroupState.decode(a.state.encode()), committed, look(360))
     [g] = b.rows["findings"]
     assert (g.kind, g.generation, json.loads(g.evidence)["broker_state"]) == (
         "rebalance_stuck",
@@ -228,7 +229,7 @@ def test_deleted_topics_one_record_a_batch_with_the_jobs_commit_hints() -> None:
             detected_at=NOW,
             commits=hints,
         )
-        states[group] = json.loads(json.dumps(result.state))
+        states[group] = SavedGroupState.decode(result.state.encode())
         found += [f.finding_id for f in result.rows.get("findings", [])]
         if line["record_type"] == "offset_commit":
             topic, partition = line["key"]["topic"], line["key"]["partition"]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gc
-import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from groupwatch import processing, tables
 from groupwatch.detect import DetectorConfig
 from groupwatch.detect.model import BrokerView
+from groupwatch.group_state import SavedGroupState
 from groupwatch.spark import output
 from groupwatch.tables import timestamp
 
@@ -131,7 +131,7 @@ def _group_rows(
         *output.column_lists(st, names), strict=True
     ):
         if saved is not None:
-            state = json.loads(saved)
+            state = SavedGroupState.decode(saved)
             last_before = last_ms if last_ms is not None else -1
         elif topic is not None:
             commits.append((topic, max_partition, committed_ms))
@@ -155,7 +155,7 @@ def _group_rows(
         group=group,
         # A deleted group starts afresh if its name is used again; the marker row lets the
         # next state maintenance drop the group's versions.
-        state=None if result.deleted else json.dumps(result.state, sort_keys=True),
+        state=None if result.deleted else result.state.encode(),
         last_event_time=timestamp(last),
         deleted=result.deleted,
         pending_until=timestamp(until[0]) if pending and until is not None else None,
