@@ -115,6 +115,7 @@ def state_table(group: str, state: str | None, last_ms: int | None) -> Any:
             ("last_event_ms", pa.int64()),
             ("topic", pa.string()),
             ("max_partition", pa.int32()),
+            ("last_commit_ms", pa.int64()),
         ]
     )
     if state is None:
@@ -126,6 +127,7 @@ def state_table(group: str, state: str | None, last_ms: int | None) -> Any:
             "last_event_ms": [last_ms],
             "topic": [None],
             "max_partition": [None],
+            "last_commit_ms": [None],
         },
         schema=schema,
     )
