@@ -355,7 +355,7 @@ def _timed_job_class() -> type[Any]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             self.phases: dict[str, float] = defaultdict(float)
             self.batch_seconds: list[float] = []
-            super().__init__(*args, step_clock=self.step, **kwargs)
+            super().__init__(*args, **{**kwargs, "step_clock": self.step})
 
         def step(self, name: str, seconds: float) -> None:
             if name == query.BATCH:
