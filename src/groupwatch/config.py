@@ -121,34 +121,61 @@ class UpkeepConfig:
 _DETECTOR = DetectorConfig()
 
 
+def _engine(name: str, per: int = 1) -> Any:
+    """A ``[detect]`` key that sets the engine's field ``name`` (its value times ``per``: the
+    file says seconds where the engine counts milliseconds), with the engine's default."""
+    default = getattr(_DETECTOR, name)
+    if per != 1:
+        default //= per
+    return field(default=default, metadata={"engine": name, "per": per})
+
+
+#: Engine fields no ``[detect]`` key sets: protocol facts, memory bounds and what the job
+#: learns from the brokers (a test holds every other engine field to a key).
+ENGINE_ONLY = frozenset(
+    {
+        "sticky_protocols",
+        "default_rebalance_timeout_ms",
+        "max_named_members",
+        "topic_names",
+        "max_inferred_topics",
+        "max_remembered_findings",
+        "broker_partitions",
+        "broker_partitions_as_of_ms",
+    }
+)
+
+
 @dataclass(frozen=True)
 class DetectConfig:
-    """The findings engine's thresholds (``docs/findings.md`` explains each)."""
+    """The findings engine's thresholds (``docs/findings.md`` explains each).  A key made with
+    ``_engine`` sets that field of :class:`DetectorConfig`, in the file's unit; the others are
+    read by :meth:`detector` itself or by the job."""
 
     #: Protocols following KIP-429's two-phase hand-over, comma separated.
     cooperative_protocols: str = ",".join(_DETECTOR.cooperative_protocols)
-    storm_generations: int = _DETECTOR.storm_generations
-    storm_window_seconds: int = _DETECTOR.storm_window_ms // 1000
-    churn_generations: int = _DETECTOR.churn_generations
+    storm_generations: int = _engine("storm_generations")
+    storm_window_seconds: int = _engine("storm_window_ms", 1000)
+    churn_generations: int = _engine("churn_generations")
     #: Stream time after which an unconfirmed transient finding is raised anyway.
-    confirm_seconds: int = _DETECTOR.confirm_after_ms // 1000
+    confirm_seconds: int = _engine("confirm_after_ms", 1000)
     #: KIP-848/streams groups: how long a violation must hold before it is raised.
-    modern_confirm_seconds: int = _DETECTOR.modern_confirm_ms // 1000
+    modern_confirm_seconds: int = _engine("modern_confirm_ms", 1000)
     #: Slack beyond a member's rebalance timeout before ``revocation_overdue``.
-    revocation_grace_seconds: int = _DETECTOR.revocation_grace_ms // 1000
+    revocation_grace_seconds: int = _engine("revocation_grace_ms", 1000)
     #: How long a member may wait UNRELEASED before ``unreleased_too_long``.
-    unreleased_max_seconds: int = _DETECTOR.unreleased_max_ms // 1000
+    unreleased_max_seconds: int = _engine("unreleased_max_ms", 1000)
     #: How long the group epoch may stay above the assignment epoch.
-    assignment_lag_max_seconds: int = _DETECTOR.assignment_lag_max_ms // 1000
+    assignment_lag_max_seconds: int = _engine("assignment_lag_max_ms", 1000)
     #: The brokers' session timeout for static members away at epoch -2.
-    static_session_timeout_seconds: int = _DETECTOR.static_session_timeout_ms // 1000
+    static_session_timeout_seconds: int = _engine("static_session_timeout_ms", 1000)
     #: ``rebalance_stuck`` from the records: generations missing between two records ...
-    stuck_skipped_generations: int = _DETECTOR.stuck_skipped_generations
+    stuck_skipped_generations: int = _engine("stuck_skipped_generations")
     #: ... after this long without a commit or a completed generation.
-    stuck_skipped_after_seconds: int = _DETECTOR.stuck_skipped_after_ms // 1000
+    stuck_skipped_after_seconds: int = _engine("stuck_skipped_after_ms", 1000)
     #: ``rebalance_stuck`` from the brokers' view: how long a rebalancing group may go without
     #: a completed generation or a commit.
-    stuck_after_seconds: int = _DETECTOR.stuck_after_ms // 1000
+    stuck_after_seconds: int = _engine("stuck_after_ms", 1000)
     #: How often the job's driver asks the brokers which groups are rebalancing (0 = never).
     stuck_check_seconds: int = 30
     #: The brokers' Kafka version (e.g. ``4.1.1``), "" if unknown.
@@ -158,6 +185,14 @@ class DetectConfig:
     #: From when ``partitions`` hold: "" = from when the job starts (a count stated today says
     #: nothing about last month), an ISO-8601 time, or "always" (every record).
     partitions_since: str = ""
+
+    def engine_values(self) -> dict[str, int]:
+        """The engine's fields the plain keys set, in the engine's units."""
+        return {
+            f.metadata["engine"]: getattr(self, f.name) * f.metadata["per"]
+            for f in dataclasses.fields(self)
+            if "engine" in f.metadata
+        }
 
     def detector(self, now_ms: int | None = None) -> DetectorConfig:
         """The engine's own configuration object (``now_ms``: when the job starts)."""
@@ -172,25 +207,16 @@ class DetectConfig:
         except partitions.PartitionsError as exc:
             raise ConfigError(f"detect.partitions_since: {exc}") from exc
         protocols = tuple(p.strip() for p in self.cooperative_protocols.split(",") if p.strip())
+        # Each key's field and unit are held to the engine's by tests/unit/test_config.py.
+        engine: dict[str, Any] = self.engine_values()
         try:
             return replace(
                 _DETECTOR,
                 cooperative_protocols=protocols,
-                storm_generations=self.storm_generations,
-                storm_window_ms=self.storm_window_seconds * 1000,
-                churn_generations=self.churn_generations,
-                confirm_after_ms=self.confirm_seconds * 1000,
-                modern_confirm_ms=self.modern_confirm_seconds * 1000,
-                revocation_grace_ms=self.revocation_grace_seconds * 1000,
-                unreleased_max_ms=self.unreleased_max_seconds * 1000,
-                assignment_lag_max_ms=self.assignment_lag_max_seconds * 1000,
-                static_session_timeout_ms=self.static_session_timeout_seconds * 1000,
-                stuck_skipped_generations=self.stuck_skipped_generations,
-                stuck_skipped_after_ms=self.stuck_skipped_after_seconds * 1000,
-                stuck_after_ms=self.stuck_after_seconds * 1000,
                 broker_version=self.broker_version or None,
                 partitions_per_topic=counts,
                 partitions_as_of_ms=since if counts else None,
+                **engine,
             )
         except ValueError as exc:
             raise ConfigError(f"[detect]: {exc}") from exc

@@ -113,6 +113,33 @@ def test_detect_section_reaches_the_engine() -> None:
     assert detector.cooperative_protocols == ("a", "b")
 
 
+def test_every_engine_threshold_has_a_detect_key_that_reaches_it() -> None:
+    """``[detect]`` maps onto the engine's configuration key by key: every engine field but
+    those no key sets is some key's, the defaults agree, and each key's value (every key set
+    to a value of its own) lands in its field, in the engine's unit."""
+    import dataclasses
+
+    from groupwatch.detect.config import DetectorConfig
+
+    engine = {f.name for f in dataclasses.fields(DetectorConfig)}
+    keys = [f for f in dataclasses.fields(config.DetectConfig) if "engine" in f.metadata]
+    special = {"cooperative_protocols", "broker_version", "partitions_per_topic"}
+    special |= {"partitions_as_of_ms"}
+    mapped = {f.metadata["engine"] for f in keys}
+    assert len(mapped) == len(keys)  # no two keys set one field
+    assert engine - mapped - special == config.ENGINE_ONLY
+    assert not (mapped | special) & config.ENGINE_ONLY
+    assert config.DetectConfig().detector(now_ms=0) == DetectorConfig()
+    overrides = [f"detect.{f.name}={31 + i}" for i, f in enumerate(keys)]
+    detector = config.load(None, env={}, overrides=overrides).detect.detector(now_ms=0)
+    for i, f in enumerate(keys):
+        assert getattr(detector, f.metadata["engine"]) == (31 + i) * f.metadata["per"], f.name
+        # The file counts seconds where the engine counts milliseconds, and says so.
+        seconds = f.name.endswith("_seconds")
+        assert seconds == f.metadata["engine"].endswith("_ms"), f.name
+        assert f.metadata["per"] == (1000 if seconds else 1), f.name
+
+
 def test_detect_section_rejects_bad_values() -> None:
     cfg = config.load(None, env={}, overrides=['detect.partitions={"orders": "many"}'])
     with pytest.raises(config.ConfigError, match="detect.partitions"):
