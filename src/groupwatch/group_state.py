@@ -17,11 +17,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from groupwatch import modern_rows, ownership
 from groupwatch.detect import GroupState
 from groupwatch.errors import GroupwatchError
-from groupwatch.modern_rows import ModernIntervals
-from groupwatch.ownership import OpenIntervals
+from groupwatch.rows import classic_ownership, modern_ownership
+from groupwatch.rows.classic_ownership import OpenIntervals
+from groupwatch.rows.modern_ownership import ModernIntervals
 
 #: The layout :meth:`SavedGroupState.encode` writes.
 VERSION = 1
@@ -74,10 +74,10 @@ class SavedGroupState:
         """The JSON-able value :meth:`encode` writes."""
         doc: dict[str, Any] = {
             "detect": None if self.detect is None else self.detect.to_json(),
-            "ownership": ownership.encode(self.ownership),
+            "ownership": classic_ownership.encode(self.ownership),
         }
         if self.modern_ownership:
-            doc["modern_ownership"] = modern_rows.encode(self.modern_ownership)
+            doc["modern_ownership"] = modern_ownership.encode(self.modern_ownership)
         if self.last_generation is not None:
             doc["last_generation"] = self.last_generation
         if self.last_event_ms is not None:
@@ -101,8 +101,8 @@ class SavedGroupState:
             detect = doc.get("detect")
             return cls(
                 detect=None if detect is None else GroupState.from_json(detect),
-                ownership=ownership.decode(doc.get("ownership") or {}),
-                modern_ownership=modern_rows.decode(doc.get("modern_ownership") or {}),
+                ownership=classic_ownership.decode(doc.get("ownership") or {}),
+                modern_ownership=modern_ownership.decode(doc.get("modern_ownership") or {}),
                 last_generation=_int_or_none(doc, "last_generation"),
                 last_event_ms=_int_or_none(doc, "last_event_ms"),
             )

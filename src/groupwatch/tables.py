@@ -229,7 +229,8 @@ class OwnershipInterval:
     and the row that closes it carry the same key.
 
     The saved state stores it as a JSON list, classic and modern alike in their own shape
-    (``groupwatch.ownership`` and ``groupwatch.modern_rows`` encode and decode it), so states
+    (``groupwatch.rows.classic_ownership`` and ``groupwatch.rows.modern_ownership`` encode and
+    decode it), so states
     written before this type existed load unchanged.
     """
 

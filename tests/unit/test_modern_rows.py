@@ -1,4 +1,4 @@
-"""The job's rows of KIP-848, streams and share groups (``groupwatch.modern_rows``) through the
+"""The job's rows of KIP-848, streams and share groups (``groupwatch.rows.modern``) through the
 per-group step, over hand-built records (``tests.modern_log``)."""
 
 from __future__ import annotations

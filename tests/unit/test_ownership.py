@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from groupwatch.ownership import Owner, advance, close_all, first_owner
+from groupwatch.rows.classic_ownership import Owner, advance, close_all, first_owner
 from groupwatch.tables import timestamp
 
 A, B = Owner("a", "client-a"), Owner("b", "client-b")

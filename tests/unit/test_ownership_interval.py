@@ -8,10 +8,10 @@ import datetime as dt
 import json
 from typing import Any
 
-from groupwatch import modern_rows, ownership
 from groupwatch.config import load
 from groupwatch.group_state import SavedGroupState
 from groupwatch.processing import process_group
+from groupwatch.rows import classic_ownership, modern_ownership
 from groupwatch.tables import OwnershipInterval, timestamp
 
 #: A state as the list form wrote it: a classic group's intervals (a topic with '/' in its name
@@ -39,8 +39,10 @@ def text(state: Any) -> str:
 def test_an_old_state_round_trips_to_the_same_text() -> None:
     saved = json.loads(text(OLD))
     again = dict(saved)
-    again["ownership"] = ownership.encode(ownership.decode(saved["ownership"]))
-    again["modern_ownership"] = modern_rows.encode(modern_rows.decode(saved["modern_ownership"]))
+    again["ownership"] = classic_ownership.encode(classic_ownership.decode(saved["ownership"]))
+    again["modern_ownership"] = modern_ownership.encode(
+        modern_ownership.decode(saved["modern_ownership"])
+    )
     assert text(again) == text(OLD)
 
 
@@ -53,7 +55,7 @@ def test_the_group_step_saves_an_old_state_it_did_not_change_as_it_was() -> None
 
 
 def test_decoding_reads_each_list_into_its_fields() -> None:
-    classic = ownership.decode(OLD["ownership"])
+    classic = classic_ownership.decode(OLD["ownership"])
     assert classic["2/t/x"] == OwnershipInterval(
         topic="t/x",
         partition=2,
@@ -62,7 +64,7 @@ def test_decoding_reads_each_list_into_its_fields() -> None:
         from_generation=1,
         from_time_ms=1000,
     )
-    modern = modern_rows.decode(OLD["modern_ownership"])
+    modern = modern_ownership.decode(OLD["modern_ownership"])
     assert modern["A"]["1/Zq9x"] == OwnershipInterval(
         topic="orders",
         partition=1,
@@ -75,7 +77,9 @@ def test_decoding_reads_each_list_into_its_fields() -> None:
 
 
 def test_closing_an_old_interval_writes_the_row_it_opened_closed() -> None:
-    rows = ownership.close_all("g", ownership.decode({"2/t/x": ["a-1", "c", 1, 1000]}), 5, 9000)
+    rows = classic_ownership.close_all(
+        "g", classic_ownership.decode({"2/t/x": ["a-1", "c", 1, 1000]}), 5, 9000
+    )
     assert [
         (r.group_type, r.topic, r.partition, r.member_id, r.client_id, r.from_generation)
         for r in rows
@@ -86,7 +90,7 @@ def test_closing_an_old_interval_writes_the_row_it_opened_closed() -> None:
         timestamp(9000),
     )
     saved = {"A": {"1/Zq9x": ["orders", None, 2, 3000, 5]}}
-    closed = modern_rows.close_all("g", modern_rows.decode(saved), "consumer", 9000)
+    closed = modern_ownership.close_all("g", modern_ownership.decode(saved), "consumer", 9000)
     # a member gone is closed at the epoch after the last one it was seen holding at
     assert [
         (r.topic, r.partition, r.member_id, r.from_generation, r.to_generation) for r in closed

@@ -7,6 +7,9 @@ Pure Python (no Spark).  One :class:`Analyzer` drives :func:`step` over records 
   -> an :data:`Event` (``None`` for records the engine does not use);
 * :func:`event_from_decoded` -- the same from a ``groupwatch decode`` output object;
 * :func:`step` -- ``(state | None, event, config) -> (state, findings)``, pure;
+* :meth:`Analyzer.apply` -- one decoded record, and what the engine took it as
+  (:class:`Applied`: its findings, a classic snapshot's converted members, a modern group's
+  state after it), for the rows the job builds from it;
 * :meth:`GroupState.dumps` / :meth:`GroupState.loads` -- the state as a JSON string;
 * :meth:`Finding.to_dict` -- the ``groupwatch analyze`` / ``findings`` table shape.
 """
@@ -14,7 +17,13 @@ Pure Python (no Spark).  One :class:`Analyzer` drives :func:`step` over records 
 from groupwatch.detect.catalogue import CATALOGUE, KINDS, SEVERITIES, Kind, Severity
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.decoded import event_from_decoded
-from groupwatch.detect.engine import Analyzer, analyze_lines, event_from_line
+from groupwatch.detect.engine import (
+    Analyzer,
+    Applied,
+    AppliedModern,
+    analyze_lines,
+    event_from_line,
+)
 from groupwatch.detect.events import event_from_record
 from groupwatch.detect.findings import Finding, Source, finding_id
 from groupwatch.detect.model import (
@@ -33,6 +42,8 @@ __all__ = [
     "KINDS",
     "SEVERITIES",
     "Analyzer",
+    "Applied",
+    "AppliedModern",
     "DetectorConfig",
     "Event",
     "Finding",

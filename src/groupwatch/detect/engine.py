@@ -1,13 +1,15 @@
 """The one driver of :func:`~groupwatch.detect.state.step`: records of any groups, in order.
 
 ``groupwatch analyze`` feeds it JSON lines (:meth:`Analyzer.feed`); the streaming job feeds it a
-group's decoded records (:meth:`Analyzer.feed_record`) and the end of each batch
-(:meth:`Analyzer.reach`).  Both therefore raise the same findings at the same points.
+group's decoded records (:meth:`Analyzer.apply`, which reports what the engine took each record
+as, for the rows built from it) and the end of each batch (:meth:`Analyzer.reach`).  Both
+therefore raise the same findings at the same points.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from groupwatch.detect.config import DetectorConfig
@@ -15,7 +17,15 @@ from groupwatch.detect.confirm import Pending
 from groupwatch.detect.decoded import event_from_decoded, is_raw, record_from_raw
 from groupwatch.detect.events import event_from_record
 from groupwatch.detect.findings import Finding, Source
-from groupwatch.detect.model import BrokerView, Event, MemberState, OffsetCommit, Tick
+from groupwatch.detect.model import (
+    BrokerView,
+    Event,
+    GroupSnapshot,
+    MemberState,
+    OffsetCommit,
+    Tick,
+)
+from groupwatch.detect.modern.model import ModernRecord
 from groupwatch.detect.state import GroupState, step
 
 if TYPE_CHECKING:
@@ -28,6 +38,31 @@ def event_from_line(line: Mapping[str, Any]) -> Event | None:
     if is_raw(line):
         return event_from_record(record_from_raw(line))
     return event_from_decoded(line)
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedModern:
+    """A KIP-848, streams or share record the engine applied, and its group's state after it."""
+
+    record: ModernRecord
+    state: ModernState
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What the engine did with one decoded record (:meth:`Analyzer.apply`).
+
+    The job builds the record's rows from this instead of reading the record a second time, so
+    its rows and the findings rest on one reading of it.
+    """
+
+    #: What the record raised, the findings of other groups that its time made due included.
+    findings: tuple[Finding, ...]
+    #: A classic group-metadata record's members, as the engine converted and judged them.
+    members: tuple[MemberState, ...] | None = None
+    #: A modern group's record the engine applied; ``None`` for any other record, and for one
+    #: that broke the engine's contract (it is a decode-error finding, not a state change).
+    modern: AppliedModern | None = None
 
 
 class Analyzer:
@@ -109,18 +144,26 @@ class Analyzer:
             partition if isinstance(partition, int) else None,
         )
 
-    def feed_record(
-        self,
-        record: DecodedRecord,
-        group: str | None = None,
-        members: Sequence[MemberState] | None = None,
-    ) -> list[Finding]:
-        """One decoded record; ``group`` and ``members`` as
-        :func:`~groupwatch.detect.events.event_from_record` takes them."""
-        event = event_from_record(record, group, members)
-        if event is not None:
-            return self.feed_event(event)
-        return self._idle(record.timestamp, record.partition)
+    def feed_record(self, record: DecodedRecord, group: str | None = None) -> list[Finding]:
+        """One decoded record's findings; ``group`` as
+        :func:`~groupwatch.detect.events.event_from_record` takes it."""
+        return list(self.apply(record, group).findings)
+
+    def apply(self, record: DecodedRecord, group: str | None = None) -> Applied:
+        """One decoded record, and what the engine took it as (``group`` as
+        :func:`~groupwatch.detect.events.event_from_record` takes it)."""
+        event = event_from_record(record, group)
+        if event is None:
+            return Applied(tuple(self._idle(record.timestamp, record.partition)))
+        findings = tuple(self.feed_event(event))
+        if isinstance(event, GroupSnapshot):
+            return Applied(findings, members=event.members)
+        if isinstance(event, ModernRecord):
+            modern = self.modern(event.group)
+            # Applying a modern record always leaves the group a modern state.
+            assert modern is not None
+            return Applied(findings, modern=AppliedModern(event, modern))
+        return Applied(findings)
 
     def _idle(self, when: int | None, partition: int | None) -> list[Finding]:
         # Records the engine has no use for (offset-commit tombstones, say) still tell the time.

@@ -199,19 +199,11 @@ def snapshot_of(
     record: DecodedRecord,
     value: GroupMetadataValue,
     source: Source,
-    members: Sequence[MemberState] | None = None,
 ) -> GroupSnapshot:
-    """A decoded group-metadata value -> :class:`GroupSnapshot`.
-
-    ``members``: the value's members already converted with :func:`member_from_record` by a
-    caller that needed them too (the job's rows), so they are not converted twice.
-    """
+    """A decoded group-metadata value -> :class:`GroupSnapshot` (its members converted once
+    here; the job's member rows take them from the engine's report)."""
     decoded = record.members or tuple(GroupMember(m) for m in value.members)
-    converted = (
-        tuple(members)
-        if members is not None and len(members) == len(decoded)
-        else tuple(member_from_record(m, value.protocol) for m in decoded)
-    )
+    converted = tuple(member_from_record(m, value.protocol) for m in decoded)
     time_ms = source.timestamp
     if time_ms is None and value.current_state_timestamp >= 0:
         time_ms = value.current_state_timestamp
@@ -229,11 +221,7 @@ def snapshot_of(
     )
 
 
-def event_from_record(
-    record: DecodedRecord,
-    group: str | None = None,
-    members: Sequence[MemberState] | None = None,
-) -> Event | None:
+def event_from_record(record: DecodedRecord, group: str | None = None) -> Event | None:
     """One decoded record -> the engine's event (``None``: a record the engine has no use for:
     an offset-commit tombstone, a type it does not follow).
 
@@ -264,7 +252,7 @@ def event_from_record(
                 return Tombstone(name, source, time_ms)
             if not isinstance(value, GroupMetadataValue):
                 raise ContractError("group metadata value of another type")
-            return snapshot_of(name, record, value, source, members)
+            return snapshot_of(name, record, value, source)
         if record.record_type == "offset_commit":
             if record.tombstone or value is None:
                 return None

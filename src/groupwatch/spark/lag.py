@@ -523,7 +523,7 @@ class LagPoller:
     def _write(self, result: PollResult, ends: list[EndOffset]) -> None:
         from deltalake import write_deltalake
 
-        from groupwatch.processing import finding_row
+        from groupwatch.rows.findings import finding_row
 
         config = self.config
         if ends:

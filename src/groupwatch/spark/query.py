@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.detect import DetectorConfig
-from groupwatch.processing import finding_row
+from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
     committed,

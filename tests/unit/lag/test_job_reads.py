@@ -143,7 +143,7 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
     from groupwatch.detect.findings import Finding, Source
     from groupwatch.notify import Notifier, NotifierConfig
     from groupwatch.notify.routing import Rule
-    from groupwatch.processing import finding_row
+    from groupwatch.rows.findings import finding_row
     from groupwatch.spark.lag import alerting_rows
 
     def row(partition: int, status: str) -> PartitionLag:

@@ -1,4 +1,5 @@
-"""Partition ownership history: who owned each partition of a group, from when to when.
+"""Partition ownership intervals of classic groups: who owned each partition, from which
+generation to which.
 
 Kept per group as the open intervals only (:class:`~groupwatch.tables.OwnershipInterval`,
 saved as JSON by :func:`encode` and read back by :func:`decode`), advanced one snapshot at a
@@ -11,13 +12,15 @@ writing the same step twice changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from groupwatch.detect.model import MemberState
 from groupwatch.tables import OwnershipInterval, OwnershipRow
 
-#: The ``group_type`` of this module's rows (modern groups' are in ``groupwatch.modern_rows``).
+#: The ``group_type`` of this module's rows (modern groups' are in
+#: :mod:`groupwatch.rows.modern_ownership`).
 GROUP_TYPE = "classic"
 
 #: "partition/topic" -> the interval open there.
@@ -119,3 +122,13 @@ def first_owner(pairs: Iterable[tuple[tuple[str, int], Owner]]) -> dict[tuple[st
     for tp, owner in pairs:
         out.setdefault(tp, owner)
     return out
+
+
+def assignment_owners(members: Sequence[MemberState]) -> dict[tuple[str, int], Owner]:
+    """Partition -> owner of a snapshot's members' assignments (the first member listed for a
+    partition assigned twice)."""
+    pairs: list[tuple[tuple[str, int], Owner]] = []
+    for member in members:
+        owner = Owner(member.member_id, member.client_id)
+        pairs.extend((tp, owner) for tp in member.assigned)
+    return first_owner(pairs)
