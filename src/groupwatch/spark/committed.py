@@ -42,20 +42,15 @@ def _int(value: Column, pos: int | Column, width: int) -> Column:
     )
 
 
-def parsed(df: DataFrame) -> DataFrame:
-    """Offset-commit rows with group, topic, partition, offset, epoch and metadata size."""
+def _value_fields(value: Column) -> list[Column]:
+    """Tombstone, committed offset, leader epoch and metadata size of commit values."""
     from pyspark.sql import functions as F
 
-    key, value = F.col("key"), F.col("value")
-    prefix = keys.commit_prefix(key)
     version = F.conv(F.hex(value.substr(F.lit(1), F.lit(2))), 16, 10).cast("int")
     meta_pos = F.when(version >= 3, F.lit(15)).otherwise(F.lit(11))
     first = F.conv(F.hex(value.substr(meta_pos, F.lit(1))), 16, 10).cast("int")
     short = F.conv(F.hex(value.substr(meta_pos, F.lit(2))), 16, 10).cast("int")
-    return df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES)).select(
-        keys.prefix_group(prefix).alias("group"),
-        keys.prefix_topic(prefix).alias("topic"),
-        keys.partition_of(keys.commit_partition_bytes(key)).alias("partition"),
+    return [
         value.isNull().alias("tombstone"),
         _int(value, 3, 8).alias("committed_offset"),
         F.when(version >= 3, _int(value, 11, 4).cast("int")).alias("leader_epoch"),
@@ -63,49 +58,96 @@ def parsed(df: DataFrame) -> DataFrame:
         .otherwise(short)
         .cast("int")
         .alias("metadata_size"),
-        F.col("ts"),
-        F.col("offset"),
-    )
+    ]
+
+
+def _offset_bytes(value: Column) -> Column:
+    """The committed offset's eight bytes (null where :func:`_int` gives null): equal bytes are
+    equal offsets, so changes are found without reading the number."""
+    from pyspark.sql import functions as F
+
+    raw = value.substr(F.lit(3), F.lit(8))
+    return F.when(F.octet_length(raw) == 8, raw)
+
+
+#: Bits of the key's hash that pick the window's partition: each holds the records of many
+#: keys, few enough to sort and scan in memory.
+_BUCKET_BITS = 12
 
 
 def newest(df: DataFrame) -> DataFrame:
     """Each partition's newest commit (or tombstone) of the batch, and when its committed
-    offset last changed within the batch (``changes`` = how many times it did)."""
+    offset last changed within the batch (``changes`` = how many times it did).
+
+    By record offset, a commit ``changed`` the offset when the commit before it has none (there
+    is none, or it is a tombstone or too short to hold one) or both have one and they differ;
+    ``changes`` counts them, leaving out the partition's first commit (and any commit after
+    one with neither offset nor time). A partition's records have distinct record offsets:
+    its commits all live in one partition of ``__consumer_offsets``.
+
+    Records are keyed by their raw key bytes (the prefix naming the group and topic, and the
+    partition's four bytes): the group and topic are read once per partition, after the
+    aggregation, and the shuffle carries bytes rather than two strings; likewise only each
+    partition's newest value is parsed. The commit before each record comes from a window
+    over a hash bucket of many keys, ordered by the key's hash, the key, then the record
+    offset: a window per key costs more per key than the sort, the comparison and the
+    aggregation together (1.2 M partitions in a start-up's batch).
+    """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    rows = parsed(df).where(
-        F.col("group").isNotNull() & F.col("topic").isNotNull() & F.col("partition").isNotNull()
+    key = F.col("key")
+    rows = (
+        df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
+        .select(
+            keys.commit_prefix(key).alias("prefix"),
+            keys.commit_partition_bytes(key).alias("pbytes"),
+            F.col("value"),
+            _offset_bytes(F.col("value")).alias("co"),
+            F.col("ts"),
+            F.col("offset"),
+        )
+        .where(F.col("prefix").isNotNull() & F.col("pbytes").isNotNull())
+        .withColumn("h", F.xxhash64("prefix", "pbytes"))
+        .withColumn("b", F.shiftright("h", 64 - _BUCKET_BITS))
     )
-    w = Window.partitionBy("group", "topic", "partition").orderBy("offset")
-    before = F.lag("committed_offset").over(w)
-    rows = rows.withColumn(
-        "changed", before.isNull() | (F.col("committed_offset") != before)
-    ).withColumn("first", before.isNull() & F.lag("ts").over(w).isNull())
-    last = F.max_by(
-        F.struct("tombstone", "committed_offset", "leader_epoch", "metadata_size", "ts"),
-        F.col("offset"),
+    w = Window.partitionBy("b").orderBy("h", "prefix", "pbytes", "offset")
+    prev = F.lag(F.struct("prefix", "pbytes", "co", "ts")).over(w)
+    rows = rows.withColumn("prev", prev)
+    same = F.coalesce(
+        (F.col("prev.prefix") == F.col("prefix")) & (F.col("prev.pbytes") == F.col("pbytes")),
+        F.lit(False),
     )
+    before = F.when(same, F.col("prev.co"))
+    before_ts = F.when(same, F.col("prev.ts"))
+    changed = before.isNull() | (F.col("co") != before)
+    first = before.isNull() & before_ts.isNull()
+    last = F.max_by(F.struct("value", "ts"), F.col("offset"))
+    value = F.col("last.value")
+    prefix = F.col("prefix")
     return (
-        rows.groupBy("group", "topic", "partition")
+        # Grouped by the window's bucket too, so the rows stay where the window put them.
+        rows.groupBy("b", "h", "prefix", "pbytes")
         .agg(
             last.alias("last"),
-            F.max(F.when(F.col("changed"), F.col("ts"))).alias("moved_ms"),
-            F.sum(F.when(F.col("changed") & ~F.col("first"), 1).otherwise(0)).alias("changes"),
+            F.max(F.when(changed, F.col("ts"))).alias("moved_ms"),
+            F.sum(F.when(changed & ~first, 1).otherwise(0)).alias("changes"),
             F.count(F.lit(1)).alias("commits"),
         )
         .select(
-            "group",
-            "topic",
-            "partition",
-            F.col("last.tombstone").alias("tombstone"),
-            F.col("last.committed_offset").alias("committed_offset"),
-            F.col("last.leader_epoch").alias("leader_epoch"),
-            F.col("last.metadata_size").alias("metadata_size"),
+            keys.prefix_group(prefix).alias("group"),
+            keys.prefix_topic(prefix).alias("topic"),
+            keys.partition_of(F.col("pbytes")).alias("partition"),
+            # No newest row at all when every record offset is null (max_by skips those).
+            F.when(F.col("last").isNotNull(), value.isNull()).alias("tombstone"),
+            *_value_fields(value)[1:],
             F.timestamp_millis("last.ts").alias("commit_time"),
             F.timestamp_millis("moved_ms").alias("moved_time"),
             "changes",
             "commits",
+        )
+        .where(
+            F.col("group").isNotNull() & F.col("topic").isNotNull() & F.col("partition").isNotNull()
         )
     )
 

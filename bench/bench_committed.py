@@ -1,0 +1,237 @@
+"""Benchmark: a start-up's committed-offsets step over a synthetic batch (no brokers).
+
+    .venv/bin/python bench/bench_committed.py [--records 2300000] [--partitions 1200000]
+        [--repeat 2] [--baseline COMMIT]
+
+A persisted batch of ``--records`` offset commits over ``--partitions`` distinct (group, topic,
+partition)s, as a start-up reads them from ``__consumer_offsets``: group names of 20-30
+characters, topic names of 15-25, partitions 0-499, mostly v3 values, some v1 and v4, a few
+tombstones; every partition has one commit, the rest go to partitions at random (some
+repeat the offset, some move it, some move it back). Times, ``--repeat`` times each:
+``newest(batch)`` persisted and counted, and the whole step as a start-up's first batch runs
+it (``committed.merge`` into an empty ``committed_offsets``: a Spark append). Spark runs on
+``local[2]`` with the job's shuffle partitions; each time is given as wall time and as the
+JVM's CPU time (steadier on a shared machine). ``--baseline COMMIT``: the same by that commit's
+code (``git archive`` into a temporary folder, run in a subprocess), then this tree's, and
+the ratio of the best times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if os.environ.get("BENCH_COMMITTED_SRC"):
+    sys.path.insert(0, os.environ["BENCH_COMMITTED_SRC"])
+else:
+    sys.path.insert(0, str(ROOT / "src"))
+
+
+def _baseline(commit: str, argv: list[str]) -> dict[str, float]:
+    """This benchmark on ``commit``'s ``src`` (the benchmark itself from this tree); its best
+    times."""
+    work = Path(tempfile.mkdtemp(prefix="groupwatch-committed-bench-"))
+    archive = subprocess.run(
+        ["git", "archive", commit, "src"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    print(f"== baseline {commit} ==", flush=True)
+    env = {**os.environ, "BENCH_COMMITTED_SRC": str(work / "src")}
+    out = subprocess.run(
+        [sys.executable, __file__, *argv, "--json"],
+        env=env,
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
+    shutil.rmtree(work, ignore_errors=True)
+    lines = out.splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    print("== this tree ==", flush=True)
+    best: dict[str, float] = json.loads(lines[-1])
+    return best
+
+
+def _cpu(pid: int) -> float:
+    """The JVM's user and system CPU seconds so far (the machine may be shared: wall time
+    alone says little)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def synthetic(spark: Any, records: int, partitions: int) -> Any:
+    """The batch: key, value, offset, ts and rtype, as the job's source hands them on."""
+    from pyspark.sql import functions as F
+
+    from groupwatch.spark import keys
+
+    # Partition p of the model: 120 per group, 3 topics of 40 partitions each, a group's
+    # partitions numbered from a group-dependent base (0-479).
+    k = F.when(F.col("id") < partitions, F.col("id")).otherwise(
+        F.pmod(F.xxhash64("id"), F.lit(partitions))
+    )
+    g = (k / 120).cast("long")
+    j = k % 120
+    t = (g * 3 + (j / 40).cast("long")) % 3000
+    part = (j % 40 + (g % 12) * 40).cast("int")
+    pad = "abcdefghijklmnopqrstuvwxyz"
+    group = F.concat(
+        F.lit("consumer-"),
+        F.lpad(g.cast("string"), 8, "0"),
+        F.lit("-"),
+        F.substring(F.lit(pad), 1, (g % 11 + 2).cast("int")),
+    )
+    topic = F.concat(
+        F.lit("orders."),
+        F.lpad(t.cast("string"), 5, "0"),
+        F.lit("."),
+        F.substring(F.lit(pad), 1, (t % 11 + 1).cast("int")),
+    )
+
+    def be(n: Any, width: int) -> Any:
+        return F.unhex(F.lpad(F.hex(n), 2 * width, "0"))
+
+    key = F.concat(
+        be(F.lit(1), 2),
+        be(F.length(group), 2),
+        group.cast("binary"),
+        be(F.length(topic), 2),
+        topic.cast("binary"),
+        be(part, 4),
+    )
+    # Repeats keep the partition's offset, others move it on or back.
+    step = F.pmod(F.xxhash64(F.col("id"), F.lit(7)), F.lit(10))
+    moved = (
+        F.when(F.col("id") < partitions, 0)
+        .when(step < 4, 0)
+        .when(step < 9, F.col("id"))
+        .otherwise(-5)
+    )
+    committed = k * 1000 + 10 + moved
+    ts = F.lit(1_700_000_000_000) + F.col("offset")
+    kind = F.pmod(F.xxhash64(F.col("id"), F.lit(11)), F.lit(1000))
+    meta = F.lit(b"").cast("binary")
+    v3 = F.concat(
+        be(F.lit(3), 2), be(committed, 8), be(F.lit(5), 4), be(F.lit(0), 2), meta, be(ts, 8)
+    )
+    v1 = F.concat(
+        be(F.lit(1), 2), be(committed, 8), be(F.lit(0), 2), be(ts, 8), F.unhex(F.lit("FF" * 8))
+    )
+    v4 = F.concat(
+        be(F.lit(4), 2),
+        be(committed, 8),
+        be(F.lit(5), 4),
+        F.unhex(F.lit("01")),
+        be(ts, 8),
+        F.unhex(F.lit("00")),
+    )
+    value = (
+        F.when(kind < 3, F.lit(None).cast("binary"))
+        .when(kind < 100, v1)
+        .when(kind < 150, v4)
+        .otherwise(v3)
+    )
+    # Record offsets: the records of a partition interleave with everyone else's.
+    offset = F.pmod(F.col("id") * F.lit(2_654_435_761), F.lit(records))
+    df = (
+        spark.range(records)
+        .withColumn("offset", offset)
+        .select(key.alias("key"), value.alias("value"), "offset", ts.alias("ts"))
+    )
+    return df.withColumn("rtype", keys.record_type(F.col("key")))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--records", type=int, default=2_300_000)
+    ap.add_argument("--partitions", type=int, default=1_200_000)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--baseline", default=None, help="a commit to compare with")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    base: dict[str, float] | None = None
+    if args.baseline:
+        argv = [a for a in sys.argv[1:] if a not in ("--baseline", args.baseline)]
+        base = _baseline(args.baseline, argv)
+
+    from deltalake import write_deltalake
+
+    from groupwatch import config as config_mod
+    from groupwatch import deltaread
+    from groupwatch.spark import committed
+    from groupwatch.spark.session import build_session
+
+    work = Path(tempfile.mkdtemp(prefix="groupwatch-committed-"))
+    cfg = config_mod.load(
+        ROOT / "conf" / "local.toml",
+        env={},
+        overrides=[
+            "spark.master=local[2]",
+            f"delta.root={work / 'delta'}",
+            f'spark.conf={{"spark.sql.warehouse.dir": "{work / "warehouse"}"}}',
+        ],
+    )
+    spark = build_session(cfg)
+    spark.sparkContext.setLogLevel("ERROR")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"bench_committed: {os.cpu_count()} cores, load {load}", flush=True)
+    t0 = time.perf_counter()
+    batch = synthetic(spark, args.records, args.partitions).persist()
+    n = batch.count()
+    print(f"batch: {n:,} records persisted in {time.perf_counter() - t0:.1f} s", flush=True)
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    best = {k: float("inf") for k in ("newest", "newest_cpu", "step", "step_cpu")}
+    for i in range(args.repeat):
+        c0, t0 = _cpu(pid), time.perf_counter()
+        rows = committed.newest(batch).persist()
+        kept = rows.count()
+        took, cpu = time.perf_counter() - t0, _cpu(pid) - c0
+        rows.unpersist()
+        best["newest"], best["newest_cpu"] = min(best["newest"], took), min(best["newest_cpu"], cpu)
+        print(
+            f"newest, persisted and counted: {took:.2f} s, JVM CPU {cpu:.2f} s"
+            f" ({kept:,} partitions)",
+            flush=True,
+        )
+
+        table = work / "delta" / "committed_offsets"
+        shutil.rmtree(table, ignore_errors=True)
+        write_deltalake(str(table), deltaread.schema("committed_offsets").empty_table())
+        committed._FILLED.clear()
+        c0, t0 = _cpu(pid), time.perf_counter()
+        committed.merge(spark, cfg, batch, i)
+        took, cpu = time.perf_counter() - t0, _cpu(pid) - c0
+        best["step"], best["step_cpu"] = min(best["step"], took), min(best["step_cpu"], cpu)
+        print(
+            f"step (newest, count, append to Delta): {took:.2f} s, JVM CPU {cpu:.2f} s", flush=True
+        )
+    spark.stop()
+    shutil.rmtree(work, ignore_errors=True)
+    print(
+        f"best: newest {best['newest']:.2f} s (CPU {best['newest_cpu']:.2f} s),"
+        f" step {best['step']:.2f} s (CPU {best['step_cpu']:.2f} s)",
+        flush=True,
+    )
+    if args.json:
+        print(json.dumps(best))
+    elif base is not None:
+        for name in ("newest", "newest_cpu", "step", "step_cpu"):
+            print(
+                f"{name}: baseline {base[name]:.2f} s, this tree {best[name]:.2f} s, "
+                f"{base[name] / best[name]:.2f}x",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
