@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import time
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 
 from groupwatch.notify import Notifier, NotifierConfig, load_config
+from groupwatch.notify.inputs import AlertSnapshot
 from groupwatch.notify.notifier import payload
 from groupwatch.notify.routing import NotifyConfigError, Rule, Webhook, parse
+from groupwatch.tables import FindingRow
 from tests.dashboard.receivers import receiver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,31 +28,29 @@ def finding(
     group: str = "orders-etl",
     generation: int = 3,
     **kw: Any,
-) -> dict[str, Any]:
-    return {
-        "finding_id": fid,
-        "kind": kind,
-        "severity": severity,
-        "group": group,
-        "generation": generation,
-        "topic": "orders",
-        "partition": 0,
-        "member": None,
-        "detail": f"{kind} in {group}",
+) -> FindingRow:
+    return FindingRow(
+        finding_id=fid,
+        kind=kind,
+        severity=severity,
+        group=group,
+        generation=generation,
+        topic="orders",
+        partition=0,
+        member=None,
+        detail=f"{kind} in {group}",
         **kw,
-    }
+    )
 
 
-def snap(
-    group: str, generation: int | None, offset: int, tombstone: bool = False
-) -> dict[str, Any]:
-    return {
-        "group": group,
-        "generation": generation,
-        "tombstone": tombstone,
-        "source_offset": offset,
-        "source_timestamp": f"2026-01-01T00:00:{offset:02d}",
-    }
+def snap(group: str, generation: int | None, offset: int, tombstone: bool = False) -> AlertSnapshot:
+    return AlertSnapshot(
+        group=group,
+        generation=generation,
+        tombstone=tombstone,
+        source_offset=offset,
+        source_timestamp=dt.datetime(2026, 1, 1, 0, 0, offset, tzinfo=dt.UTC),
+    )
 
 
 def cfg(*hooks: Webhook, **kw: Any) -> NotifierConfig:
@@ -186,16 +187,17 @@ def test_an_unreachable_receiver_is_logged_not_raised() -> None:
     assert n._senders[0].failed == 1
 
 
-def test_accepts_spark_rows() -> None:
-    class Row:
-        def __init__(self, d: dict[str, Any]) -> None:
-            self.d = d
-
-        def asDict(self, recursive: bool = False) -> dict[str, Any]:  # noqa: N802
-            return self.d
-
+def test_a_batchs_snapshots_are_taken_in_stream_order() -> None:
+    # Handed out of order: resolved in the order the snapshots were written (by time, then
+    # offset), a snapshot without a time first.
     n = Notifier(cfg())
-    assert [e.finding_id for e in n.process([Row(finding("f1"))])] == ["f1"]
+    n.process([finding("a", group="orders-etl"), finding("b", group="payments"),
+               finding("c", group="billing"), finding("d", group="audit")])  # fmt: skip
+    late, early = snap("orders-etl", 4, 5), snap("payments", 4, 2)
+    same_time = AlertSnapshot("audit", 4, source_timestamp=early.source_timestamp, source_offset=1)
+    untimed = AlertSnapshot("billing", 4, source_offset=99)
+    events = n.process([], [late, early, untimed, same_time])
+    assert [e.finding_id for e in events] == ["c", "d", "b", "a"]
 
 
 def test_notify_once_over_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,6 +4,7 @@ rebalance), over the real ``partition_lag`` table in ``groupwatch notify``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -14,9 +15,11 @@ from typing import Any
 import pytest
 
 from groupwatch.notify import Notifier, NotifierConfig, load_config
+from groupwatch.notify.inputs import AlertSnapshot
 from groupwatch.notify.kinds import KINDS, LAG_KINDS
 from groupwatch.notify.notifier import payload
 from groupwatch.notify.routing import Rule, parse
+from groupwatch.tables import FindingRow, PartitionLagRow
 from tests.dashboard import lag_scenario as ls
 from tests.dashboard.scenario import write
 
@@ -26,9 +29,10 @@ RULES = NotifierConfig(rules=(Rule("consumer-lag", kinds=LAG), Rule("all")))
 OWNER = {"owner_client": "billing-2", "owner_host": "/10.0.3.7", "owner_generation": 41}
 
 
-def lag_finding(
+def lag_finding_columns(
     fid: str, kind: str = "consumer_stopped", partition: int = 3, member: str | None = "c-2-8f"
 ) -> dict[str, Any]:
+    """A lag finding's columns, as the table holds them."""
     return {
         "finding_id": fid,
         "kind": kind,
@@ -43,8 +47,14 @@ def lag_finding(
     }
 
 
-def lag_row(partition: int, status: str) -> dict[str, Any]:
-    return {"group": "billing", "topic": "orders", "partition": partition, "status": status}
+def lag_finding(
+    fid: str, kind: str = "consumer_stopped", partition: int = 3, member: str | None = "c-2-8f"
+) -> FindingRow:
+    return FindingRow(**lag_finding_columns(fid, kind, partition, member))
+
+
+def lag_row(partition: int, status: str) -> PartitionLagRow:
+    return PartitionLagRow(group="billing", topic="orders", partition=partition, status=status)
 
 
 def test_the_lag_kinds_are_known_with_the_contracts_severities() -> None:
@@ -98,7 +108,7 @@ def test_lag_alerts_resolve_when_the_status_ends_not_on_a_rebalance() -> None:
     n = Notifier(RULES)
     n.process([lag_finding("stop", partition=3), lag_finding("lag", "consumer_lagging", 4)])
     # A rebalance (a new generation) does not end a stop.
-    snap = {"group": "billing", "generation": 42, "tombstone": False, "source_offset": 1}
+    snap = AlertSnapshot("billing", 42, tombstone=False, source_offset=1)
     assert n.process([], [snap]) == []
     # Still stopped, and rows of other partitions: nothing resolves.
     assert n.process([], [], [lag_row(3, "stopped"), lag_row(4, "lagging")]) == []
@@ -114,10 +124,10 @@ def test_lag_alerts_resolve_when_the_status_ends_not_on_a_rebalance() -> None:
 
 def test_a_lag_alert_does_not_hold_the_groups_other_alerts_open() -> None:
     n = Notifier(NotifierConfig(rules=(Rule("all"),)))
-    overlap = {**lag_finding("ov", "consumer_stopped"), "kind": "assignment_overlap",
-               "severity": "critical", "generation": 41}  # fmt: skip
-    n.process([overlap, {**lag_finding("stop"), "generation": 42}])
-    snap = {"group": "billing", "generation": 42, "tombstone": False, "source_offset": 1}
+    overlap = dataclasses.replace(lag_finding("ov", "consumer_stopped"), kind="assignment_overlap",
+                                  severity="critical", generation=41)  # fmt: skip
+    n.process([overlap, dataclasses.replace(lag_finding("stop"), generation=42)])
+    snap = AlertSnapshot("billing", 42, tombstone=False, source_offset=1)
     # Generation 42 is healthy for the assignment: the overlap of 41 resolves, the stop stays.
     assert [(e.finding_id, e.status) for e in n.process([], [snap])] == [("ov", "resolved")]
     assert [a.finding_id for a in n.active()] == ["stop"]
@@ -127,7 +137,7 @@ def test_notify_command_resolves_from_the_partition_lag_table(tmp_path: Path) ->
     now = datetime.now(UTC).replace(microsecond=0)
     root = tmp_path / "delta"
     finding = {
-        **lag_finding("f-stop"),
+        **lag_finding_columns("f-stop"),
         "generation": 41,
         "members": ["c-2-8f"],
         "detected_at": now,

@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from groupwatch.deltaread import DeltaStore
     from groupwatch.notify import Notifier, NotifyConfigError, load_config
+    from groupwatch.notify.inputs import finding_of, lag_row_of, snapshot_of
 
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)
@@ -41,11 +42,12 @@ def run(args: argparse.Namespace) -> int:
     notifier = Notifier(rules)
     try:
         while True:
-            findings = store.read("findings").to_dict("records")
-            snapshots = store.read("group_snapshots").to_dict("records")
+            # delta-rs reads pandas frames: their records become typed rows here, once.
+            findings = [finding_of(r) for r in store.read("findings").to_dict("records")]
+            snapshots = [snapshot_of(r) for r in store.read("group_snapshots").to_dict("records")]
             # The whole partition_lag table resolves lag alerts; none before the job writes it.
             lag = (
-                store.read("partition_lag").to_dict("records")
+                [lag_row_of(r) for r in store.read("partition_lag").to_dict("records")]
                 if store.version("partition_lag") is not None
                 else None
             )

@@ -2,7 +2,8 @@
 finding: when its partition's lag status ends).
 
 The streaming job calls ``Notifier(config).process(findings_rows, snapshot_rows)`` once per
-micro-batch with the rows it just wrote (dicts, or Spark ``Row`` objects).  A finding that
+micro-batch with the rows it just wrote, as typed values (``FindingRow``, ``AlertSnapshot``:
+``notify/inputs.py``, where its callers convert the rows they read).  A finding that
 matches a rule fires an alert once, whatever how often it is seen; the alert resolves when a
 later generation of the same group arrives with no matching finding, or the group is deleted.
 Findings of a snapshot must come in the same call as the snapshot (the job writes them in the
@@ -22,7 +23,7 @@ import logging
 import os
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +31,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from groupwatch.notify.delivery import WebhookSender
+from groupwatch.notify.inputs import AlertSnapshot
 from groupwatch.notify.kinds import LAG_STATUS, explanation_of, rank
 from groupwatch.notify.routing import NotifierConfig
+from groupwatch.tables import FindingRow, PartitionLagRow
 
 log = logging.getLogger("groupwatch.alerts")
 _MAX_SEEN = 200_000
@@ -74,16 +77,6 @@ class Alert:
     owner_host: str | None = None
 
 
-def _row(obj: Any) -> Mapping[str, Any]:
-    if isinstance(obj, Mapping):
-        return obj
-    as_dict = getattr(obj, "asDict", None)  # pyspark.sql.Row
-    if callable(as_dict):
-        result: Mapping[str, Any] = as_dict(recursive=True)
-        return result
-    raise TypeError(f"expected a mapping or a Row, got {type(obj).__name__}")
-
-
 def _opt_int(v: Any) -> int | None:
     try:
         return None if v is None or v != v else int(v)
@@ -95,11 +88,9 @@ def _opt_str(v: Any) -> str | None:
     return None if v is None or v != v or v == "" else str(v)
 
 
-def _evidence(value: Any) -> dict[str, Any]:
-    """A finding's evidence (JSON text, or already a mapping); ``{}`` when unreadable."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if not isinstance(value, str) or not value:
+def _evidence(value: str | None) -> dict[str, Any]:
+    """A finding's evidence (JSON text); ``{}`` when unreadable."""
+    if not value:
         return {}
     try:
         parsed = json.loads(value)
@@ -123,6 +114,13 @@ def where(a: Alert) -> str:
     return f"{part}, owned by member {a.member}" + (f" ({more})" if more else "") + gen
 
 
+def _stream_order(s: AlertSnapshot) -> tuple[float, int]:
+    """A batch's snapshots in the order they were written: by record time, then offset (a
+    snapshot without a time first)."""
+    t = s.source_timestamp
+    return (float("-inf") if t is None else t.timestamp(), s.source_offset or 0)
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -144,9 +142,9 @@ class Notifier:
     # -- the API the job calls --------------------------------------------------------------
     def process(
         self,
-        findings_rows: Iterable[Any],
-        snapshot_rows: Iterable[Any] = (),
-        lag_rows: Iterable[Any] | None = None,
+        findings_rows: Iterable[FindingRow],
+        snapshot_rows: Iterable[AlertSnapshot] = (),
+        lag_rows: Iterable[PartitionLagRow] | None = None,
         *,
         whole_lag: bool = False,
     ) -> list[Alert]:
@@ -155,33 +153,25 @@ class Notifier:
         ``lag_rows``: ``partition_lag`` rows (of the groups the batch judged, or the whole table
         with ``whole_lag``: then a lag alert whose partition is not in it resolves too)."""
         events: list[Alert] = []
-        for raw in findings_rows:
-            f = _row(raw)
-            fid = str(f.get("finding_id") or "")
+        for f in findings_rows:
+            fid = f.finding_id or ""
             if not fid or fid in self._seen:
                 continue
             self._remember(fid)
             rule = next((r for r in self.config.rules if r.matches(f)), None)
             if rule is None:
                 continue
-            alert = self._alert(f, rule.name)
+            alert = self._alert(f, fid, rule.name)
             self._active.setdefault(alert.group, {})[fid] = alert
             # A lag finding's generation is its owner's: it says nothing of the generation's
             # assignment, so it neither marks it bad nor is resolved by a later one.
             if alert.generation is not None and alert.kind not in LAG_STATUS:
                 self._bad.setdefault(alert.group, set()).add(alert.generation)
             events.append(alert)
-        snaps = [_row(s) for s in snapshot_rows]
-        snaps.sort(
-            key=lambda s: (
-                str(s.get("source_timestamp") or ""),
-                _opt_int(s.get("source_offset")) or 0,
-            )
-        )
-        for s in snaps:
+        for s in sorted(snapshot_rows, key=_stream_order):
             events += self._resolve(s)
         if lag_rows is not None:
-            events += self._resolve_lag([_row(r) for r in lag_rows], whole_lag)
+            events += self._resolve_lag(lag_rows, whole_lag)
         if events:
             self._emit(events)
         return events
@@ -202,14 +192,9 @@ class Notifier:
         while len(self._seen) > _MAX_SEEN:
             self._seen.popitem(last=False)
 
-    def _resolve_lag(self, rows: list[Mapping[str, Any]], whole: bool) -> list[Alert]:
+    def _resolve_lag(self, rows: Iterable[PartitionLagRow], whole: bool) -> list[Alert]:
         """Lag alerts whose partition's status in ``rows`` is no longer theirs."""
-        status = {
-            (str(r.get("group")), str(r.get("topic")), _opt_int(r.get("partition"))): r.get(
-                "status"
-            )
-            for r in rows
-        }
+        status = {(str(r.group), str(r.topic), r.partition): r.status for r in rows}
         out = []
         for group, open_ in list(self._active.items()):
             for fid, a in list(open_.items()):
@@ -236,13 +221,13 @@ class Notifier:
         )
         return f"{self.config.dashboard_url}/group?{urlencode(q)}"
 
-    def _alert(self, f: Mapping[str, Any], rule: str) -> Alert:
-        group = str(f.get("group") or "")
-        gen = _opt_int(f.get("generation"))
-        kind = str(f.get("kind") or "")
+    def _alert(self, f: FindingRow, fid: str, rule: str) -> Alert:
+        group = f.group or ""
+        gen = f.generation
+        kind = f.kind or ""
         owner: dict[str, Any] = {}
         if kind in LAG_STATUS:
-            ev = _evidence(f.get("evidence"))
+            ev = _evidence(f.evidence)
             owner = {
                 "owner_client": _opt_str(ev.get("owner_client")),
                 "owner_host": _opt_str(ev.get("owner_host")),
@@ -250,17 +235,17 @@ class Notifier:
             # The owner's generation (or member epoch) when the finding does not carry one.
             gen = gen if gen is not None else _opt_int(ev.get("owner_generation"))
         return Alert(
-            finding_id=str(f["finding_id"]),
+            finding_id=fid,
             rule=rule,
             status="firing",
             kind=kind,
-            severity=str(f.get("severity") or "warning"),
+            severity=f.severity or "warning",
             group=group,
             generation=gen,
-            detail=str(f.get("detail") or ""),
-            topic=f.get("topic"),
-            partition=_opt_int(f.get("partition")),
-            member=f.get("member"),
+            detail=f.detail or "",
+            topic=f.topic,
+            partition=f.partition,
+            member=f.member,
             starts_at=_now(),
             ends_at=ZERO_TIME,
             # A lag alert links to the group as it is now (its lag table), not a generation.
@@ -268,13 +253,13 @@ class Notifier:
             **owner,
         )
 
-    def _resolve(self, s: Mapping[str, Any]) -> list[Alert]:
-        group = str(s.get("group") or "")
+    def _resolve(self, s: AlertSnapshot) -> list[Alert]:
+        group = s.group
         open_ = self._active.get(group)
         if not open_:
             return []
-        gen = _opt_int(s.get("generation"))
-        if s.get("tombstone"):
+        gen = s.generation
+        if s.tombstone:
             done = list(open_)
         elif gen is None or gen in self._bad.get(group, set()):
             return []

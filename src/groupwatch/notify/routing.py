@@ -16,6 +16,7 @@ from typing import Any
 
 from groupwatch.errors import GroupwatchError
 from groupwatch.notify.kinds import KINDS, SEVERITIES
+from groupwatch.tables import FindingRow
 
 DEFAULT_PATH = Path("conf") / "alerts.toml"
 FORMATS = ("alertmanager", "slack")
@@ -32,12 +33,12 @@ class Rule:
     kinds: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
 
-    def matches(self, finding: Mapping[str, Any]) -> bool:
-        if self.severities and finding.get("severity") not in self.severities:
+    def matches(self, finding: FindingRow) -> bool:
+        if self.severities and finding.severity not in self.severities:
             return False
-        if self.kinds and finding.get("kind") not in self.kinds:
+        if self.kinds and finding.kind not in self.kinds:
             return False
-        group = str(finding.get("group") or "")
+        group = finding.group or ""
         return not self.groups or any(fnmatch.fnmatchcase(group, g) for g in self.groups)
 
 

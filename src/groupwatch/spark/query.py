@@ -30,11 +30,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, Self, TypeVar
 
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.detect import DetectorConfig
+from groupwatch.notify.inputs import AlertSnapshot, finding_of, snapshot_of
 from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
@@ -300,7 +301,7 @@ class GroupwatchQuery:
             return
         now = dt.datetime.now(tz=dt.UTC)
         self.notifier.process(
-            [dataclasses.asdict(finding_row(f, now)) for f in judged.result.opened],
+            [finding_row(f, now) for f in judged.result.opened],
             (),
             alerting_rows(judged.result.rows),
             whole_lag=True,
@@ -432,8 +433,9 @@ class GroupwatchQuery:
                 self.metrics.state_groups.set(done.kept)
 
 
-#: What the notifier reads of a snapshot: enough to resolve a group's open alerts.
-_ALERT_SNAPSHOT_FIELDS = ("group", "generation", "tombstone", "source_timestamp", "source_offset")
+#: What the notifier reads of a snapshot (``AlertSnapshot``'s fields): enough to resolve a
+#: group's open alerts.
+_ALERT_SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(AlertSnapshot))
 
 
 def _alert_rows(
@@ -441,17 +443,19 @@ def _alert_rows(
     rows: writes.BatchRows,
     collected: writes.Collected | None,
     any_findings: bool,
-) -> tuple[list[Any], list[Any]]:
-    """The batch's findings and snapshots for the notifier.
+) -> tuple[list[tables.FindingRow], list[AlertSnapshot]]:
+    """The batch's findings and snapshots for the notifier, typed.
 
     A batch written from the driver already holds them as Arrow, so no Spark job runs for the
-    alerts; otherwise they are collected from the persisted output."""
+    alerts; otherwise they are collected from the persisted output as Spark rows."""
     if collected is not None:
         found = collected.get(tables.FINDINGS.name)
         snaps = collected.get(tables.GROUP_SNAPSHOTS.name)
-        return (
-            [] if found is None else found.to_pylist(),
-            [] if snaps is None else snaps.select(list(_ALERT_SNAPSHOT_FIELDS)).to_pylist(),
-        )
-    found_rows = writes.table_rows(out, tables.FINDINGS).collect() if any_findings else []
-    return found_rows, rows.snapshots.select(*_ALERT_SNAPSHOT_FIELDS).collect()
+        found_dicts = [] if found is None else found.to_pylist()
+        snap_dicts = [] if snaps is None else snaps.select(list(_ALERT_SNAPSHOT_FIELDS)).to_pylist()
+    else:
+        found_rows = writes.table_rows(out, tables.FINDINGS).collect() if any_findings else []
+        found_dicts = [r.asDict() for r in found_rows]
+        snap_rows = rows.snapshots.select(*_ALERT_SNAPSHOT_FIELDS).collect()
+        snap_dicts = [r.asDict() for r in snap_rows]
+    return [finding_of(r) for r in found_dicts], [snapshot_of(r) for r in snap_dicts]

@@ -144,7 +144,7 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
     from groupwatch.notify import Notifier, NotifierConfig
     from groupwatch.notify.routing import Rule
     from groupwatch.rows.findings import finding_row
-    from groupwatch.spark.lag import alerting_rows
+    from groupwatch.spark.lag import alerting_rows, lag_row
 
     def row(partition: int, status: str) -> PartitionLag:
         return PartitionLag(
@@ -164,11 +164,9 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
 
     kinds = ["consumer_stopped", "consumer_stalled", "offset_rewound", "consumer_lagging"] * 2
     findings = [
-        dataclasses.asdict(
-            finding_row(Finding(kind=k, group="g", generation=None, detail="d",
-                                source=Source(timestamp=0), topic="t", partition=p,
-                                id_extra=str(p)), T0)
-        )
+        finding_row(Finding(kind=k, group="g", generation=None, detail="d",
+                            source=Source(timestamp=0), topic="t", partition=p,
+                            id_extra=str(p)), T0)
         for p, k in enumerate(kinds)
     ]  # fmt: skip
     # Partition by partition: still alerting as opened, another alerting status, ok, idle,
@@ -176,7 +174,7 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
     now = [row(0, "stopped"), row(1, "stopped"), row(2, "ok"), row(3, "idle"), row(4, "stopped")]
     now += [row(5, "stalled"), row(6, "rewound"), row(9, "lagging")]
     outcomes = []
-    for rows in ([r.to_row() for r in now], alerting_rows(now)):
+    for rows in ([lag_row(r) for r in now], alerting_rows(now)):
         n = Notifier(NotifierConfig(rules=(Rule("all"),)))
         n.process(findings)
         events = n.process([], [], rows, whole_lag=True)
@@ -186,6 +184,26 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
     assert outcomes[0] == outcomes[1]
     resolved, still = outcomes[0]
     assert len(resolved) == 4 and len(still) == 4  # partitions 1, 2, 3, 7 end; 0, 4, 5, 6 hold
+
+
+def test_a_partitions_lag_row_is_its_row_in_the_table() -> None:
+    """``lag_row`` (what the notifier is handed) holds the values ``partition_lag`` is written
+    with, times and a missing owner included."""
+    from groupwatch.spark.lag import alerting_rows, lag_row
+
+    history = [EndOffset("o", 0, 0, 100, _ms(T0)), EndOffset("o", 0, 0, 200, _ms(T0) + 10_000)]
+    owner = Owner("m-1", "billing-1", "/10.0.0.1", 7)
+    rows = [
+        judge(Commit("b", "o", 0, 150, _ms(T0) + 5_000), history, owner, LagRules()).row,
+        judge(Commit("b", "o", 1, 5, _ms(T0) + 5_000), [], None, LagRules()).row,
+        judge(Commit("c", "o", 0, 200, _ms(T0)), history, None, LagRules(), stale=True).row,
+    ]
+    rows.append(dataclasses.replace(rows[0], partition=1, status="stopped"))
+    typed = [lag_row(r) for r in rows]
+    assert [dataclasses.asdict(t) for t in typed] == partition_lag_table(rows).to_pylist()
+    assert typed[1].owner_member is None and typed[1].end_offset is None
+    assert typed[0].commit_time == tables.timestamp(_ms(T0) + 5_000)
+    assert alerting_rows(rows) == typed[3:]
 
 
 def test_the_consumers_answer_is_read_back_partition_by_partition() -> None:

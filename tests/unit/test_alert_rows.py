@@ -1,0 +1,98 @@
+"""The job's edge to the notifier (``spark/query._alert_rows``): a batch's findings and
+snapshots, collected as Arrow (a batch written from the driver) or as Spark rows, become the
+notifier's typed values, nulls as ``None``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from types import SimpleNamespace
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import pytest
+from pyspark.sql import Row
+
+from groupwatch import tables
+from groupwatch.deltaread import schema
+from groupwatch.notify.inputs import AlertSnapshot
+from groupwatch.spark import query, writes
+from groupwatch.tables import FindingRow
+
+T = dt.datetime(2026, 1, 1, 0, 0, 5, tzinfo=dt.UTC)
+FINDINGS = [
+    {"finding_id": "f1", "kind": "assignment_overlap", "severity": "critical", "group": "g",
+     "generation": 3, "topic": "t", "partition": 0, "member": "m", "detail": "d",
+     "evidence": "{}", "members": ["m"], "detected_at": T},
+    {"finding_id": "f2", "kind": "consumer_stopped", "severity": "error", "group": "g",
+     "generation": None, "topic": "t", "partition": 1, "member": None, "detail": None,
+     "evidence": None},
+]  # fmt: skip
+SNAPSHOTS = [
+    {"group": "g", "generation": 4, "tombstone": False, "source_offset": 7, "source_timestamp": T,
+     "member_count": 2},
+    {"group": "g", "generation": None, "tombstone": True, "source_offset": None,
+     "source_timestamp": None},
+]  # fmt: skip
+EXPECTED = (
+    [
+        FindingRow(finding_id="f1", kind="assignment_overlap", severity="critical", group="g",
+                   generation=3, topic="t", partition=0, member="m", detail="d", evidence="{}"),
+        FindingRow(finding_id="f2", kind="consumer_stopped", severity="error", group="g",
+                   generation=None, topic="t", partition=1),
+    ],
+    [
+        AlertSnapshot("g", 4, tombstone=False, source_timestamp=T, source_offset=7),
+        AlertSnapshot("g", None, tombstone=True, source_timestamp=None, source_offset=None),
+    ],
+)  # fmt: skip
+
+
+def _arrow(table: tables.Table, rows: list[dict[str, Any]]) -> pa.Table:
+    target = schema(table.name)
+    return pa.Table.from_pylist([{f.name: r.get(f.name) for f in target} for r in rows], target)
+
+
+def test_a_batch_collected_as_arrow() -> None:
+    collected = {
+        tables.FINDINGS.name: _arrow(tables.FINDINGS, FINDINGS),
+        tables.GROUP_SNAPSHOTS.name: _arrow(tables.GROUP_SNAPSHOTS, SNAPSHOTS),
+    }
+    got = query._alert_rows(None, None, collected, True)  # type: ignore[arg-type]
+    assert got == EXPECTED
+    # A batch without findings or snapshots collects none.
+    assert query._alert_rows(None, None, {}, False) == ([], [])  # type: ignore[arg-type]
+
+
+class _Frame:
+    """What ``_alert_rows`` asks of a Spark frame: ``select`` and ``collect``."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.selected: tuple[str, ...] = ()
+
+    def select(self, *names: str) -> _Frame:
+        self.selected = names
+        return self
+
+    def collect(self) -> list[Row]:
+        names = self.selected or tuple(self.rows[0])
+        return [Row(**{n: r.get(n) for n in names}) for r in self.rows]
+
+
+def test_a_batch_collected_as_spark_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = _Frame([{c: r.get(c) for c in tables.FINDINGS.column_names} for r in FINDINGS])
+    monkeypatch.setattr(writes, "table_rows", lambda out, table: found)
+    snaps = _Frame(SNAPSHOTS)
+    got = query._alert_rows(None, SimpleNamespace(snapshots=snaps), None, True)  # type: ignore[arg-type]
+    assert got == EXPECTED
+    assert snaps.selected == (
+        "group",
+        "generation",
+        "tombstone",
+        "source_timestamp",
+        "source_offset",
+    )
+    # No findings in the batch: none collected.
+    monkeypatch.setattr(writes, "table_rows", lambda out, table: pytest.fail("collected"))
+    got = query._alert_rows(None, SimpleNamespace(snapshots=snaps), None, False)  # type: ignore[arg-type]
+    assert got == ([], EXPECTED[1])
