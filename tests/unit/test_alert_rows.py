@@ -1,11 +1,10 @@
-"""The job's edge to the notifier (``spark/query._alert_rows``): a batch's findings and
-snapshots, collected as Arrow (a batch written from the driver) or as Spark rows, become the
-notifier's typed values, nulls as ``None``."""
+"""The job's edge to the notifier (``BatchOutput.alert_rows`` in ``spark/writes``): a batch's
+findings and snapshots, collected as Arrow (a batch written from the driver) or as Spark rows,
+become the notifier's typed values, nulls as ``None``."""
 
 from __future__ import annotations
 
 import datetime as dt
-from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -15,7 +14,7 @@ from pyspark.sql import Row
 from groupwatch import tables
 from groupwatch.deltaread import schema
 from groupwatch.notify.inputs import AlertSnapshot
-from groupwatch.spark import query, writes
+from groupwatch.spark import writes
 from groupwatch.tables import FindingRow
 
 T = dt.datetime(2026, 1, 1, 0, 0, 5, tzinfo=dt.UTC)
@@ -57,10 +56,19 @@ def test_a_batch_collected_as_arrow() -> None:
         tables.FINDINGS.name: _arrow(tables.FINDINGS, FINDINGS),
         tables.GROUP_SNAPSHOTS.name: _arrow(tables.GROUP_SNAPSHOTS, SNAPSHOTS),
     }
-    got = query._alert_rows(None, None, collected, True)  # type: ignore[arg-type]
+    got = _driver(collected).alert_rows(True)
     assert got == EXPECTED
     # A batch without findings or snapshots collects none.
-    assert query._alert_rows(None, None, {}, False) == ([], [])  # type: ignore[arg-type]
+    assert _driver({}).alert_rows(False) == ([], [])
+
+
+def _driver(collected: writes.Collected) -> writes.DriverOutput:
+    return writes.DriverOutput(None, None, None, 0, None, collected)  # type: ignore[arg-type]
+
+
+def _spark(snapshots: _Frame) -> writes.SparkOutput:
+    rows = writes.BatchRows(snapshots, None, None)  # type: ignore[arg-type]
+    return writes.SparkOutput(None, None, None, 0, rows)  # type: ignore[arg-type]
 
 
 class _Frame:
@@ -83,7 +91,7 @@ def test_a_batch_collected_as_spark_rows(monkeypatch: pytest.MonkeyPatch) -> Non
     found = _Frame([{c: r.get(c) for c in tables.FINDINGS.column_names} for r in FINDINGS])
     monkeypatch.setattr(writes, "table_rows", lambda out, table: found)
     snaps = _Frame(SNAPSHOTS)
-    got = query._alert_rows(None, SimpleNamespace(snapshots=snaps), None, True)  # type: ignore[arg-type]
+    got = _spark(snaps).alert_rows(True)
     assert got == EXPECTED
     assert snaps.selected == (
         "group",
@@ -94,5 +102,5 @@ def test_a_batch_collected_as_spark_rows(monkeypatch: pytest.MonkeyPatch) -> Non
     )
     # No findings in the batch: none collected.
     monkeypatch.setattr(writes, "table_rows", lambda out, table: pytest.fail("collected"))
-    got = query._alert_rows(None, SimpleNamespace(snapshots=snaps), None, False)  # type: ignore[arg-type]
+    got = _spark(snaps).alert_rows(False)
     assert got == ([], EXPECTED[1])

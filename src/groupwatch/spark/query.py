@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, ParamSpec, Self, TypeVar
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.detect import DetectorConfig
-from groupwatch.notify.inputs import AlertSnapshot, finding_of, snapshot_of
 from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
@@ -354,19 +353,16 @@ class GroupwatchQuery:
         tally = self._step(PYTHON, writes.tally, out)
         counts = dict(tally.counts)
         self._last_quarantine = dict(tally.quarantine)
-        collected = None
-        if sinks.on_driver(self.config, sum(counts.values())):
-            collected = writes.collect(out)
+        written = writes.output_of(self.spark, self.config, out, batch_id, sum(counts.values()))
         if counts.get(tables.FINDINGS.name):
-            writes.write_findings(self.spark, self.config, out, batch_id, collected)
-        rows = writes.batch_rows(out)
+            written.write_findings()
         if self.validator is not None and batch_id % self.validate_every == 0:
             extra = self._step(
                 VALIDATION,
                 self._validate,
                 batch_id,
-                rows.snapshots,
-                rows.members,
+                written.rows.snapshots,
+                written.rows.members,
                 read,
                 detected_at,
                 counts,
@@ -374,21 +370,14 @@ class GroupwatchQuery:
             if extra is not None:
                 extra = extra.persist()
                 rejected = extra.count()
-                rows = writes.BatchRows(
-                    rows.snapshots, rows.members, rows.quarantine.unionByName(extra)
-                )
-                if collected is not None and rejected:
-                    collected = writes.collected_quarantine(collected, extra)
+                if rejected:
+                    written = written.with_quarantine(extra)
                 counts["quarantine"] = counts.get("quarantine", 0) + rejected
                 self._last_quarantine["validate"] = rejected
-        writes.write_tables(self.spark, self.config, out, rows, counts, batch_id, collected)
+        written.write_tables(counts)
         if self.state.wants(batch_id):
             # Collected only if the cache takes them in (a large batch's state is large).
-            states = (
-                collected.get(tables.GROUP_STATE.name)
-                if collected is not None
-                else writes.table_rows(out, tables.GROUP_STATE).toArrow()
-            )
+            states = written.states()
             if states is not None:
                 self.state.record(batch_id, states)
         self._last_findings = batch_report.findings_by_severity(tally.findings)
@@ -396,7 +385,7 @@ class GroupwatchQuery:
         if self.notifier is not None:
             # Findings and snapshots of one batch go together: a snapshot without findings
             # is what resolves a group's open alerts. Delivery never blocks the batch.
-            self.notifier.process(*_alert_rows(out, rows, collected, bool(tally.findings)))
+            self.notifier.process(*written.alert_rows(bool(tally.findings)))
         return counts
 
     def _validate(
@@ -431,31 +420,3 @@ class GroupwatchQuery:
             self.state.forget(done.forgotten, batch_id)
             if self.metrics is not None:
                 self.metrics.state_groups.set(done.kept)
-
-
-#: What the notifier reads of a snapshot (``AlertSnapshot``'s fields): enough to resolve a
-#: group's open alerts.
-_ALERT_SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(AlertSnapshot))
-
-
-def _alert_rows(
-    out: DataFrame,
-    rows: writes.BatchRows,
-    collected: writes.Collected | None,
-    any_findings: bool,
-) -> tuple[list[tables.FindingRow], list[AlertSnapshot]]:
-    """The batch's findings and snapshots for the notifier, typed.
-
-    A batch written from the driver already holds them as Arrow, so no Spark job runs for the
-    alerts; otherwise they are collected from the persisted output as Spark rows."""
-    if collected is not None:
-        found = collected.get(tables.FINDINGS.name)
-        snaps = collected.get(tables.GROUP_SNAPSHOTS.name)
-        found_dicts = [] if found is None else found.to_pylist()
-        snap_dicts = [] if snaps is None else snaps.select(list(_ALERT_SNAPSHOT_FIELDS)).to_pylist()
-    else:
-        found_rows = writes.table_rows(out, tables.FINDINGS).collect() if any_findings else []
-        found_dicts = [r.asDict() for r in found_rows]
-        snap_rows = rows.snapshots.select(*_ALERT_SNAPSHOT_FIELDS).collect()
-        snap_dicts = [r.asDict() for r in snap_rows]
-    return [finding_of(r) for r in found_dicts], [snapshot_of(r) for r in snap_dicts]

@@ -7,18 +7,24 @@ carries the batch's transaction id, so a replayed batch skips what its first att
 A batch small enough (``delta.driver_write_rows``, :func:`groupwatch.spark.sinks.on_driver`) is
 collected to the driver as Arrow (:func:`collect`) and written there with delta-rs
 (:mod:`groupwatch.spark.deltawrite`), under the same transaction ids; larger ones by Spark.
+The choice is made once per batch (:func:`output_of`): the batch's :class:`BatchOutput` is a
+:class:`SparkOutput` or a :class:`DriverOutput`, and the query asks it to write, to add
+validation's quarantine rows, for the state versions and for the notifier's rows alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from groupwatch import tables
 from groupwatch.config import Config
+from groupwatch.notify.inputs import AlertSnapshot, finding_of, snapshot_of
 from groupwatch.spark import deltawrite, output, sinks
 
 if TYPE_CHECKING:
@@ -118,136 +124,203 @@ def collect(out: DataFrame) -> Collected:
     return collected
 
 
-def write_findings(
-    spark: SparkSession,
-    config: Config,
-    out: DataFrame,
-    batch_id: int,
-    collected: Collected | None = None,
-) -> None:
-    """MERGE the output's findings (insert only) into ``findings``.
+#: What the notifier reads of a snapshot (``AlertSnapshot``'s fields): enough to resolve a
+#: group's open alerts.
+ALERT_SNAPSHOT_FIELDS = tuple(f.name for f in dataclasses.fields(AlertSnapshot))
 
-    Findings go first and alone: they are what alerts and on-call wait for, and every table's
-    write is skipped on replay by its own transaction id, so the order of the writes does not
-    matter for exactly-once.  ``collected``: the output on the driver, written from there.
-    """
-    if collected is not None:
+AlertRows = tuple[list[tables.FindingRow], list[AlertSnapshot]]
+
+
+@dataclass(frozen=True)
+class BatchOutput(ABC):
+    """A batch's Python-stage output (persisted by the caller) and where its rows are written
+    from; :func:`output_of` picks the kind once per batch.  ``rows`` are the lazy frames of the
+    appended tables (validation reads them whichever way the batch is written)."""
+
+    spark: SparkSession
+    config: Config
+    out: DataFrame
+    batch_id: int
+    rows: BatchRows
+
+    @abstractmethod
+    def write_findings(self) -> None:
+        """MERGE the output's findings (insert only) into ``findings``.
+
+        Findings go first and alone: they are what alerts and on-call wait for, and every
+        table's write is skipped on replay by its own transaction id, so the order of the
+        writes does not matter for exactly-once."""
+
+    @abstractmethod
+    def with_quarantine(self, extra: DataFrame) -> BatchOutput:
+        """The same output with validation's quarantine rows (a Spark frame) added."""
+
+    @abstractmethod
+    def write_tables(self, counts: Mapping[str, int]) -> None:
+        """Append snapshots, member assignments and quarantine rows, MERGE ownership intervals
+        and append the state versions: in turn, each table only if it has rows (state
+        always)."""
+
+    @abstractmethod
+    def states(self) -> pa.Table | None:
+        """The batch's ``group_state`` rows as Arrow (None: the batch has none)."""
+
+    @abstractmethod
+    def alert_rows(self, any_findings: bool) -> AlertRows:
+        """The batch's findings and snapshots for the notifier, typed (``any_findings``: the
+        tally counted some)."""
+
+
+@dataclass(frozen=True)
+class SparkOutput(BatchOutput):
+    """Written by Spark from the persisted output."""
+
+    def write_findings(self) -> None:
+        findings = table_rows(self.out, tables.FINDINGS)
+        sinks.run_once(
+            self.spark,
+            sinks.merge(self.spark, findings, tables.FINDINGS, self.config, update=False),
+            sinks.APP_ID,
+            self.batch_id,
+        )
+
+    def with_quarantine(self, extra: DataFrame) -> BatchOutput:
+        rows = self.rows
+        both = BatchRows(rows.snapshots, rows.members, rows.quarantine.unionByName(extra))
+        return dataclasses.replace(self, rows=both)
+
+    def write_tables(self, counts: Mapping[str, int]) -> None:
+        from pyspark.sql import functions as F
+
+        spark, config, batch_id, rows = self.spark, self.config, self.batch_id, self.rows
+        writes: dict[str, Callable[[], object]] = {}
+        for frame, table in (
+            (rows.snapshots, tables.GROUP_SNAPSHOTS),
+            (rows.members, tables.MEMBER_ASSIGNMENTS),
+            (rows.quarantine, tables.QUARANTINE),
+        ):
+            if counts.get(table.name):
+                writes[table.name] = functools.partial(
+                    sinks.append_once, frame, table, config, sinks.APP_ID, batch_id
+                )
+        if counts.get(tables.PARTITION_OWNERSHIP.name):
+            ownership = table_rows(self.out, tables.PARTITION_OWNERSHIP)
+            writes[tables.PARTITION_OWNERSHIP.name] = sinks.merge(
+                spark, ownership, tables.PARTITION_OWNERSHIP, config
+            )
+        states = table_rows(self.out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
+        writes[tables.GROUP_STATE.name] = functools.partial(
+            sinks.append_once, states, tables.GROUP_STATE, config, sinks.APP_ID, batch_id
+        )
+        with sinks.transaction(spark, sinks.APP_ID, batch_id):
+            seconds = sinks.run_in_order(writes)
+        log.debug(
+            "batch %d: writes took %s",
+            batch_id,
+            ", ".join(f"{name} {s:.1f}s" for name, s in sorted(seconds.items())),
+        )
+
+    def states(self) -> pa.Table | None:
+        return table_rows(self.out, tables.GROUP_STATE).toArrow()
+
+    def alert_rows(self, any_findings: bool) -> AlertRows:
+        found = table_rows(self.out, tables.FINDINGS).collect() if any_findings else []
+        snaps = self.rows.snapshots.select(*ALERT_SNAPSHOT_FIELDS).collect()
+        return (
+            [finding_of(r.asDict()) for r in found],
+            [snapshot_of(r.asDict()) for r in snaps],
+        )
+
+
+@dataclass(frozen=True)
+class DriverOutput(BatchOutput):
+    """Collected to the driver as Arrow (:func:`collect`) and written there with delta-rs,
+    under the same transaction ids as Spark's writes; ``rows`` are then read by validation
+    only."""
+
+    collected: Collected = dataclasses.field(default_factory=dict)
+
+    def write_findings(self) -> None:
         table = tables.FINDINGS
         deltawrite.merge_once(
-            sinks.local_table(config, table),
+            sinks.local_table(self.config, table),
             table,
-            collected[table.name],
+            self.collected[table.name],
             sinks.APP_ID,
-            batch_id,
+            self.batch_id,
             update=False,
         )
-        return
-    findings = table_rows(out, tables.FINDINGS)
-    sinks.run_once(
-        spark,
-        sinks.merge(spark, findings, tables.FINDINGS, config, update=False),
-        sinks.APP_ID,
-        batch_id,
-    )
 
+    def with_quarantine(self, extra: DataFrame) -> BatchOutput:
+        import pyarrow as pa
 
-def write_tables(
-    spark: SparkSession,
-    config: Config,
-    out: DataFrame,
-    rows: BatchRows,
-    counts: dict[str, int],
-    batch_id: int,
-    collected: Collected | None = None,
-) -> None:
-    """Append snapshots, member assignments and quarantine rows, MERGE ownership intervals and
-    append the state versions: in turn, each table only if it has rows (state always).
+        table = tables.QUARANTINE
+        more = deltawrite.conform(extra.toArrow(), table)
+        have = self.collected.get(table.name)
+        both = more if have is None else pa.concat_tables([deltawrite.conform(have, table), more])
+        return dataclasses.replace(self, collected={**self.collected, table.name: both})
 
-    ``collected``: the output on the driver (with validation's quarantine rows), written from
-    there; ``rows`` are then not read."""
-    from pyspark.sql import functions as F
+    def write_tables(self, counts: Mapping[str, int]) -> None:
+        import pyarrow as pa
 
-    if collected is not None:
-        _write_collected(config, collected, batch_id)
-        return
-    writes: dict[str, Callable[[], object]] = {}
-    for frame, table in (
-        (rows.snapshots, tables.GROUP_SNAPSHOTS),
-        (rows.members, tables.MEMBER_ASSIGNMENTS),
-        (rows.quarantine, tables.QUARANTINE),
-    ):
-        if counts.get(table.name):
-            writes[table.name] = functools.partial(
-                sinks.append_once, frame, table, config, sinks.APP_ID, batch_id
-            )
-    if counts.get(tables.PARTITION_OWNERSHIP.name):
-        ownership = table_rows(out, tables.PARTITION_OWNERSHIP)
-        writes[tables.PARTITION_OWNERSHIP.name] = sinks.merge(
-            spark, ownership, tables.PARTITION_OWNERSHIP, config
-        )
-    states = table_rows(out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
-    writes[tables.GROUP_STATE.name] = functools.partial(
-        sinks.append_once, states, tables.GROUP_STATE, config, sinks.APP_ID, batch_id
-    )
-    with sinks.transaction(spark, sinks.APP_ID, batch_id):
-        seconds = sinks.run_in_order(writes)
-    log.debug(
-        "batch %d: writes took %s",
-        batch_id,
-        ", ".join(f"{name} {s:.1f}s" for name, s in sorted(seconds.items())),
-    )
-
-
-def collected_quarantine(collected: Collected, extra: DataFrame) -> Collected:
-    """``collected`` with validation's quarantine rows (a Spark frame) added to its own."""
-    import pyarrow as pa
-
-    table = tables.QUARANTINE
-    more = deltawrite.conform(extra.toArrow(), table)
-    have = collected.get(table.name)
-    both = more if have is None else pa.concat_tables([deltawrite.conform(have, table), more])
-    return {**collected, table.name: both}
-
-
-def _write_collected(config: Config, collected: Collected, batch_id: int) -> None:
-    """The batch's tables written from the driver, in the order of the Spark path."""
-    import pyarrow as pa
-
-    writes: dict[str, Callable[[], object]] = {}
-    for table in (tables.GROUP_SNAPSHOTS, tables.MEMBER_ASSIGNMENTS, tables.QUARANTINE):
-        if collected.get(table.name) is not None:
-            writes[table.name] = functools.partial(
-                deltawrite.append_once,
-                sinks.local_table(config, table),
-                table,
-                collected[table.name],
+        config, batch_id, collected = self.config, self.batch_id, self.collected
+        writes: dict[str, Callable[[], object]] = {}
+        for table in (tables.GROUP_SNAPSHOTS, tables.MEMBER_ASSIGNMENTS, tables.QUARANTINE):
+            if collected.get(table.name) is not None:
+                writes[table.name] = functools.partial(
+                    deltawrite.append_once,
+                    sinks.local_table(config, table),
+                    table,
+                    collected[table.name],
+                    sinks.APP_ID,
+                    batch_id,
+                )
+        ownership = collected.get(tables.PARTITION_OWNERSHIP.name)
+        if ownership is not None:
+            writes[tables.PARTITION_OWNERSHIP.name] = functools.partial(
+                deltawrite.merge_once,
+                sinks.local_table(config, tables.PARTITION_OWNERSHIP),
+                tables.PARTITION_OWNERSHIP,
+                ownership,
                 sinks.APP_ID,
                 batch_id,
             )
-    ownership = collected.get(tables.PARTITION_OWNERSHIP.name)
-    if ownership is not None:
-        writes[tables.PARTITION_OWNERSHIP.name] = functools.partial(
-            deltawrite.merge_once,
-            sinks.local_table(config, tables.PARTITION_OWNERSHIP),
-            tables.PARTITION_OWNERSHIP,
-            ownership,
-            sinks.APP_ID,
+        states = collected.get(tables.GROUP_STATE.name)
+        if states is not None:  # every group the stage ran for has one
+            batch = pa.array([batch_id] * states.num_rows, pa.int64())
+            writes[tables.GROUP_STATE.name] = functools.partial(
+                deltawrite.append_once,
+                sinks.local_table(config, tables.GROUP_STATE),
+                tables.GROUP_STATE,
+                states.append_column("batch_id", batch),
+                sinks.APP_ID,
+                batch_id,
+            )
+        seconds = sinks.run_in_order(writes)
+        log.debug(
+            "batch %d: writes from the driver took %s",
             batch_id,
+            ", ".join(f"{name} {s:.2f}s" for name, s in sorted(seconds.items())),
         )
-    states = collected.get(tables.GROUP_STATE.name)
-    if states is not None:  # every group the stage ran for has one
-        batch = pa.array([batch_id] * states.num_rows, pa.int64())
-        writes[tables.GROUP_STATE.name] = functools.partial(
-            deltawrite.append_once,
-            sinks.local_table(config, tables.GROUP_STATE),
-            tables.GROUP_STATE,
-            states.append_column("batch_id", batch),
-            sinks.APP_ID,
-            batch_id,
-        )
-    seconds = sinks.run_in_order(writes)
-    log.debug(
-        "batch %d: writes from the driver took %s",
-        batch_id,
-        ", ".join(f"{name} {s:.2f}s" for name, s in sorted(seconds.items())),
-    )
+
+    def states(self) -> pa.Table | None:
+        return self.collected.get(tables.GROUP_STATE.name)
+
+    def alert_rows(self, any_findings: bool) -> AlertRows:
+        # Already on the driver: no Spark job runs for the alerts.
+        found = self.collected.get(tables.FINDINGS.name)
+        snaps = self.collected.get(tables.GROUP_SNAPSHOTS.name)
+        found_rows = [] if found is None else found.to_pylist()
+        snap_rows = [] if snaps is None else snaps.select(list(ALERT_SNAPSHOT_FIELDS)).to_pylist()
+        return [finding_of(r) for r in found_rows], [snapshot_of(r) for r in snap_rows]
+
+
+def output_of(
+    spark: SparkSession, config: Config, out: DataFrame, batch_id: int, total_rows: int
+) -> BatchOutput:
+    """The batch's output, written from the driver when its ``total_rows`` are few enough
+    (``delta.driver_write_rows``), else by Spark: chosen here, once."""
+    rows = batch_rows(out)
+    if sinks.on_driver(config, total_rows):
+        return DriverOutput(spark, config, out, batch_id, rows, collect(out))
+    return SparkOutput(spark, config, out, batch_id, rows)
