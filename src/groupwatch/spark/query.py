@@ -47,6 +47,7 @@ from groupwatch.spark import (
     upkeep,
     writes,
 )
+from groupwatch.spark.batch import Batch
 from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.group_views import GroupViews
 from groupwatch.spark.lag import Judged, LagPoller, alerting_rows
@@ -56,7 +57,7 @@ from groupwatch.spark.topic_names import TopicNames
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.readwriter import DataStreamWriter
     from pyspark.sql.types import StructType
 
@@ -209,57 +210,55 @@ class GroupwatchQuery:
         finally:
             clock(name, time.perf_counter() - started)
 
-    def _process_batch(self, batch: DataFrame, batch_id: int) -> None:
+    def _process_batch(self, frame: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
-        detected_at = dt.datetime.now(tz=dt.UTC)
-        # The batch holds the commits made before Spark planned it, which was after the last
-        # batch ended (or the query began): commits are known up to then, not up to now.
-        read_to_ms = self._batch_ended_ms
-        split = source.split(batch)
-        df = split.mine
+        split = source.split(frame)
         completed = False
         try:
-            stats = source.stats(split)
-            if not stats.counts:
-                self._step(LAG, self._stream_at, read_to_ms)
+            batch = Batch(
+                batch_id,
+                dt.datetime.now(tz=dt.UTC),
+                # The batch holds the commits made before Spark planned it, which was after the
+                # last batch ended (or the query began): known up to then, not up to now.
+                self._batch_ended_ms,
+                split,
+                source.stats(split),
+            )
+            if not batch.stats.counts:
+                self._step(LAG, self._stream_at, batch.read_to_ms)
                 completed = True
                 return
-            quiescent = self._step(
-                CAUGHT_UP, self._caught_up_check, batch, stats.rows, stats.partitions
+            stats = batch.stats
+            batch = dataclasses.replace(
+                batch,
+                quiescent=self._step(
+                    CAUGHT_UP, self._caught_up_check, frame, stats.rows, stats.partitions
+                ),
             )
-            malformed = None
             if stats.has_commits:
-                malformed = self._step(
-                    OFFSETS, offsets.merge_commits, self.spark, self.config, df, batch_id
+                args = (self.spark, self.config, batch.rows, batch_id)
+                batch = dataclasses.replace(
+                    batch, malformed=self._step(OFFSETS, offsets.merge_commits, *args)
                 )
-                self._step(COMMITTED, committed.merge, self.spark, self.config, df, batch_id)
+                self._step(COMMITTED, committed.merge, *args)
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._step(DUE, self.state.due_groups, batch_id, stats.clocks)
             # The brokers' view is of now: only a batch that read everything available has the
             # records of now to compare it with (a backlog's are older).
-            views = self.group_views.look() if quiescent else {}
-            if stats.has_others or malformed is not None or due or views:
+            views = self.group_views.look() if batch.quiescent else {}
+            if stats.has_others or batch.malformed is not None or due or views:
                 # Most batches of a quiet cluster hold well-formed offset commits only: no
                 # Python, no state version, no empty commits.
-                written = self._analyze(
-                    df,
-                    batch_id,
-                    detected_at,
-                    stats.clocks,
-                    sorted(set(due) | set(views)),
-                    malformed,
-                    quiescent=quiescent,
-                    views=views,
-                )
+                written = self._analyze(batch, sorted(set(due) | set(views)), views)
             # The stream's own clock (newest record time of the batch) decides silence, so a
             # backlog of old records does not expire every group it has not reached yet.
-            clock = max(stats.clocks.values(), default=None)
+            clock = batch.clock_ms
             if clock is not None:
                 self._step(STATE, self._maintain_state, batch_id, clock)
             # A backlog's commits are older than the brokers' answer by an unknown time: lag
             # is judged once a batch read everything available.
-            self._step(LAG, self._stream_at, read_to_ms if quiescent else None)
+            self._step(LAG, self._stream_at, batch.read_to_ms if batch.quiescent else None)
             self._step(UPKEEP, upkeep.run, self.spark, self.config, batch_id, clock)
             completed = True
         finally:
@@ -307,48 +306,44 @@ class GroupwatchQuery:
         )
 
     def _analyze(
-        self,
-        df: DataFrame,
-        batch_id: int,
-        detected_at: dt.datetime,
-        clocks: dict[int, int],
-        due: list[str],
-        malformed_commits: Column | None = None,
-        *,
-        quiescent: bool = False,
-        views: dict[str, BrokerView] | None = None,
+        self, batch: Batch, due: list[str], views: dict[str, BrokerView]
     ) -> dict[str, int]:
         """The Python stage over the batch's groups (those with records and those ``due``),
         then its rows written; rows written per table.  ``views``: the brokers' view of some
         groups (those groups are among ``due``)."""
-        records = source.python_records(df, malformed_commits)
+        records = source.python_records(batch.rows, batch.malformed)
         groups = records.select("group").distinct()
         if due:
             groups = groups.unionByName(
                 self.spark.createDataFrame([(g,) for g in due], "group string")
             ).distinct()
         records = records.unionByName(
-            source.first_commits(df, groups).select(*source.RECORD_COLUMNS)
+            source.first_commits(batch.rows, groups).select(*source.RECORD_COLUMNS)
         )
-        state = self.state.prior_state(groups, batch_id)
+        state = self.state.prior_state(groups, batch.batch_id)
         detector = self.detector
         names = self.topic_names.current()
         if names:
             detector = dataclasses.replace(detector, topic_names=dict(names))
         out = python_stage.run(
-            records, state, detector, self._output_schemas, detected_at, clocks, quiescent, views
+            records,
+            state,
+            detector,
+            self._output_schemas,
+            batch.detected_at,
+            batch.stats.clocks,
+            batch.quiescent,
+            views,
         ).persist()
         try:
-            return self._step(OUTPUTS, self._write_outputs, out, batch_id, detected_at, df)
+            return self._step(OUTPUTS, self._write_outputs, batch, out)
         finally:
             out.unpersist()
 
-    def _write_outputs(
-        self, out: DataFrame, batch_id: int, detected_at: dt.datetime, read: DataFrame
-    ) -> dict[str, int]:
+    def _write_outputs(self, batch: Batch, out: DataFrame) -> dict[str, int]:
         """Write each table that has rows; every write is skipped if this batch already did it.
-
-        ``read`` is the batch's persisted source rows (validation quarantines their bytes)."""
+        Validation quarantines the bytes of the batch's source rows it rejects."""
+        batch_id = batch.batch_id
         # The first action on the persisted output: the Python stage runs here.
         tally = self._step(PYTHON, writes.tally, out)
         counts = dict(tally.counts)
@@ -357,16 +352,7 @@ class GroupwatchQuery:
         if counts.get(tables.FINDINGS.name):
             written.write_findings()
         if self.validator is not None and batch_id % self.validate_every == 0:
-            extra = self._step(
-                VALIDATION,
-                self._validate,
-                batch_id,
-                written.rows.snapshots,
-                written.rows.members,
-                read,
-                detected_at,
-                counts,
-            )
+            extra = self._step(VALIDATION, self._validate, batch, written.rows, counts)
             if extra is not None:
                 extra = extra.persist()
                 rejected = extra.count()
@@ -389,13 +375,7 @@ class GroupwatchQuery:
         return counts
 
     def _validate(
-        self,
-        batch_id: int,
-        snapshots: DataFrame,
-        members: DataFrame,
-        read: DataFrame,
-        detected_at: dt.datetime,
-        counts: dict[str, int],
+        self, batch: Batch, rows: writes.BatchRows, counts: dict[str, int]
     ) -> DataFrame | None:
         from groupwatch.spark.validation import validate_batch
 
@@ -404,11 +384,11 @@ class GroupwatchQuery:
             self.spark,
             self.config,
             self.validator,
-            batch_id,
-            snapshots,
-            members,
-            read,
-            detected_at,
+            batch.batch_id,
+            rows.snapshots,
+            rows.members,
+            batch.rows,
+            batch.detected_at,
             counts,
         )
 
