@@ -40,8 +40,7 @@ def kafka_uuid(text: str) -> uuid.UUID:
 
 def typed(spec: TypeSpec, value: Any) -> Any:
     """A decoded line's value (JSON) -> what the encoder takes for ``spec``: the struct's
-    dataclass (or a dict for types decoded generically), missing fields at their default
-    (a missing struct is absent: null)."""
+    dataclass, missing fields at their default (a missing struct is absent: null)."""
     if isinstance(spec, StructSpec):
         fields = {
             f.name: typed(f.type, value[f.name])
@@ -49,7 +48,7 @@ def typed(spec: TypeSpec, value: Any) -> Any:
             else (None if isinstance(f.type, StructSpec) else f.default)
             for f in spec.fields
         }
-        return fields if spec.cls is None else spec.cls(**fields)
+        return spec.cls(**fields)
     if isinstance(spec, ArrayOf):
         return None if value is None else tuple(typed(spec.element, v) for v in value)
     if spec is Prim.UUID and isinstance(value, str):

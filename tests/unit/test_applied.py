@@ -9,6 +9,7 @@ from groupwatch.detect import Analyzer
 from groupwatch.detect.modern.model import RecordRole
 from groupwatch.processing import decode
 from groupwatch.protocol import DecodedRecord
+from groupwatch.protocol.models import ConsumerGroupMetadataKey
 from tests.modern_log import G, Log
 from tests.scenario_groups import scenario_records
 
@@ -43,11 +44,11 @@ def test_a_modern_record_reports_the_groups_state_after_it() -> None:
 
 
 def test_a_record_that_breaks_the_contract_is_a_finding_and_no_state_change() -> None:
-    # A current-assignment tombstone whose key names no member.
+    # A current-assignment tombstone whose key names no member (a group's key).
     broken = DecodedRecord(
         8,
         "ConsumerGroupCurrentMemberAssignment",
-        key={"group_id": G},
+        key=ConsumerGroupMetadataKey(G),
         tombstone=True,
         topic="__consumer_offsets",
         partition=0,

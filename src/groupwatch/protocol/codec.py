@@ -9,7 +9,6 @@ keeps encode and decode symmetric.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 from groupwatch.protocol import _wire as w
@@ -148,8 +147,9 @@ def _compile_struct(s: StructSpec, version: int, flexible: bool) -> tuple[Reader
         else:
             regular.append((f.name, *rw))
     cls = s.cls
-    # Generic (dict) structs always keep unknown tags; dataclasses keep them if they have room.
-    keep_unknown = cls is None or UNKNOWN_TAGS in cls.__dataclass_fields__  # type: ignore[attr-defined]
+    # Unknown tags go to the model's unknown_tagged_fields, so a re-encode is byte-identical;
+    # only structs that are never flexible (keys, the consumer protocol) have no such field.
+    keep_unknown = UNKNOWN_TAGS in cls.__dataclass_fields__  # type: ignore[attr-defined]
     if s.versioned:
         absent["version"] = version
     tag_order = sorted(tagged)
@@ -162,25 +162,21 @@ def _compile_struct(s: StructSpec, version: int, flexible: bool) -> tuple[Reader
                 values[name], pos = read_field(buf, pos)
             if flexible:
                 name = "_tagged_fields"
-                pos = _read_tagged(buf, pos, tagged, values, keep_unknown, cls is None)
+                pos = _read_tagged(buf, pos, tagged, values, keep_unknown)
         except DecodeError as e:
             e.prefix_path(name)
             raise
-        return (values if cls is None else cls(**values)), pos
-
-    get: Callable[[Any, str], Any] = (
-        (lambda obj, n: obj[n]) if cls is None else (lambda obj, n: getattr(obj, n))
-    )
+        return cls(**values), pos
 
     def write(value: Any, out: bytearray) -> None:
         for name, _, write_field in regular:
-            write_field(get(value, name), out)
+            write_field(getattr(value, name), out)
         if not flexible:
             return
         fields: list[tuple[int, bytes]] = []
         for tag in tag_order:
             name, _, write_field = tagged[tag]
-            v = get(value, name)
+            v = getattr(value, name)
             default = tag_defaults[tag]
             # As Kafka's writers: a tagged field equal to its default is not written.
             if v is not default and (default is None or v != default):
@@ -188,8 +184,7 @@ def _compile_struct(s: StructSpec, version: int, flexible: bool) -> tuple[Reader
                 write_field(v, tmp)
                 fields.append((tag, bytes(tmp)))
         if keep_unknown:
-            extra = get(value, UNKNOWN_TAGS) if cls is not None else value.get(UNKNOWN_TAGS, ())
-            fields.extend(extra)
+            fields.extend(getattr(value, UNKNOWN_TAGS))
             fields.sort(key=lambda tf: tf[0])
         w.write_uvarint(len(fields), out)
         for tag, raw in fields:
@@ -206,7 +201,6 @@ def _read_tagged(
     tagged: dict[int, tuple[str, Reader, Writer]],
     values: dict[str, Any],
     keep_unknown: bool,
-    is_dict: bool,
 ) -> int:
     count, pos = w.read_uvarint(buf, pos)
     unknown: list[tuple[int, bytes]] = []
@@ -244,7 +238,7 @@ def _read_tagged(
             )
         values[name] = value
         pos = end
-    if keep_unknown and (unknown or not is_dict):
+    if keep_unknown:
         values[UNKNOWN_TAGS] = tuple(unknown)
     return pos
 

@@ -209,8 +209,8 @@ class _Generator:
                 fields[f.name] = target
         if s.versioned:
             constants["version"] = self.version
-        keep_unknown = s.cls is None or "unknown_tagged_fields" in s.cls.__dataclass_fields__  # type: ignore[attr-defined]
-        plain = None if s.cls is None else _plain_defaults(s.cls, {*fields, *constants})
+        keep_unknown = "unknown_tagged_fields" in s.cls.__dataclass_fields__  # type: ignore[attr-defined]
+        plain = _plain_defaults(s.cls, {*fields, *constants})
         if plain:
             # What the dataclass's __init__ would fill in (unknown_tagged_fields when the bytes
             # have no tagged section); a tagged section read below overrides it.
@@ -221,11 +221,9 @@ class _Generator:
             src.add(
                 1,
                 f"pos = {self.const(self.read_tagged)}(buf, pos, {self.const(tagged)}, values, "
-                f"{keep_unknown!r}, {s.cls is None!r})",
+                f"{keep_unknown!r})",
             )
-        if s.cls is None:
-            src.add(1, "return values, pos")
-        elif plain is not None:
+        if plain is not None:
             # Frozen dataclasses set each field through object.__setattr__ in __init__; filling
             # the instance dict directly builds the same object several times faster.
             obj = src.var()

@@ -23,7 +23,8 @@ from groupwatch.protocol.models import (
     TopicPartitions,
 )
 from groupwatch.protocol.records import DecodedRecord, GroupMember, RawValue, member_has
-from groupwatch.protocol.specs import GROUP_METADATA_VALUE, OFFSET_COMMIT_VALUE
+from groupwatch.protocol.schema import ArrayOf, StructSpec, TypeSpec
+from groupwatch.protocol.specs import GROUP_METADATA_VALUE, OFFSET_COMMIT_VALUE, RECORD_TYPES
 from groupwatch.protocol.user_data import (
     CooperativeStickyUserData,
     RawUserData,
@@ -44,15 +45,13 @@ def b64(data: bytes) -> str:
 
 
 def plain(obj: Any) -> JSON:
-    """Dataclasses/dicts/tuples/bytes/uuids -> JSON values (unknown tagged fields left out)."""
+    """Dataclasses/tuples/bytes/uuids -> JSON values (unknown tagged fields left out)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {
             f.name: plain(getattr(obj, f.name))
             for f in dataclasses.fields(obj)
             if f.name != UNKNOWN_TAGS
         }
-    if isinstance(obj, dict):
-        return {k: plain(v) for k, v in obj.items() if k != UNKNOWN_TAGS}
     if isinstance(obj, tuple | list):
         return [plain(v) for v in obj]
     if isinstance(obj, bytes):
@@ -60,6 +59,33 @@ def plain(obj: Any) -> JSON:
     if isinstance(obj, uuid.UUID):
         return kafka_uuid(obj)
     return obj
+
+
+# Share and streams records were printed before they had models, from the decoder's field
+# dicts: a struct's tagged fields first, then its body, and only the fields the struct has
+# (a streams target assignment's tasks have no assignment_epochs).  The line contract keeps
+# that text, so these values are printed by their spec rather than by their dataclass.
+_PRINTED_BY_SPEC: frozenset[int] = frozenset(
+    rt.id for rt in RECORD_TYPES.values() if rt.name.startswith(("share_group_", "streams_group_"))
+)
+
+
+def struct_json(s: StructSpec, version: int, obj: Any) -> JSON:
+    """``obj`` (a model of ``s``) as the fields of ``s`` at ``version``: tagged fields and
+    fields the version lacks first, then the body's fields in wire order."""
+    body = [f for f in s.fields if version in f.versions and f.tag is None]
+    rest = [f for f in s.fields if not (version in f.versions and f.tag is None)]
+    return {f.name: _typed_json(f.type, version, getattr(obj, f.name)) for f in rest + body}
+
+
+def _typed_json(t: TypeSpec, version: int, value: Any) -> JSON:
+    if value is None:
+        return None
+    if isinstance(t, ArrayOf):
+        return [_typed_json(t.element, version, v) for v in value]
+    if isinstance(t, StructSpec):
+        return struct_json(t, version, value)
+    return plain(value)
 
 
 def error_json(e: DecodeError | None) -> JSON:
@@ -181,6 +207,9 @@ def value_json(rec: DecodedRecord) -> JSON:
         }
     if isinstance(v, RawValue):
         return {"version": version, "base64": b64(v.data)}
+    spec = RECORD_TYPES[rec.record_type_id].value if rec.record_type_id is not None else None
+    if spec is not None and rec.record_type_id in _PRINTED_BY_SPEC:
+        return {"version": version, "data": struct_json(spec.struct, version, v)}
     return {"version": version, "data": plain(v)}
 
 

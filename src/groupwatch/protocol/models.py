@@ -255,3 +255,340 @@ class ConsumerGroupRegularExpressionValue:
     version: int
     timestamp: int
     unknown_tagged_fields: TaggedFields = ()
+
+
+# --- KIP-932 share groups (record types 9-15) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShareGroupPartitionMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class ShareGroupPartitionMetadataValue:
+    """Written by 3.9 and 4.0 only; the same topics as a ConsumerGroupPartitionMetadataValue."""
+
+    topics: tuple[TopicMetadata, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupMemberMetadataKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class ShareGroupMemberMetadataValue:
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class ShareGroupMetadataValue:
+    epoch: int
+    metadata_hash: int
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupTargetAssignmentMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class ShareGroupTargetAssignmentMetadataValue:
+    assignment_epoch: int
+    assignment_timestamp: int | None = None
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupTargetAssignmentMemberKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class ShareGroupTargetAssignmentMemberValue:
+    topic_partitions: tuple[TopicIdPartitions, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupCurrentMemberAssignmentKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class ShareGroupCurrentMemberAssignmentValue:
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned_partitions: tuple[TopicIdPartitions, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupStatePartitionMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class TopicPartitionsInfo:
+    topic_id: uuid.UUID
+    topic_name: str
+    partitions: tuple[int, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class DeletingTopicInfo:
+    """Kafka's ``TopicInfo`` of a ShareGroupStatePartitionMetadataValue (a topic whose share
+    state is being deleted); renamed apart from the streams topology's ``TopicInfo``."""
+
+    topic_id: uuid.UUID
+    topic_name: str
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareGroupStatePartitionMetadataValue:
+    initializing_topics: tuple[TopicPartitionsInfo, ...]
+    initialized_topics: tuple[TopicPartitionsInfo, ...]
+    deleting_topics: tuple[DeletingTopicInfo, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+# --- KIP-1071 streams groups (record types 17, 19-23) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyValue:
+    key: str
+    value: str
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class StreamsGroupMetadataValue:
+    """``last_assignment_configs`` is tagged with Kafka's default of an empty list, so an
+    unwritten one is ``()`` and a written null ``None``."""
+
+    epoch: int
+    metadata_hash: int
+    validated_topology_epoch: int | None = None
+    last_assignment_configs: tuple[KeyValue, ...] | None = ()
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupMemberMetadataKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    host: str
+    port: int
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupMemberMetadataValue:
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    topology_epoch: int
+    process_id: str
+    user_endpoint: Endpoint | None
+    client_tags: tuple[KeyValue, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupTargetAssignmentMetadataKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class StreamsGroupTargetAssignmentMetadataValue:
+    assignment_epoch: int
+    assignment_timestamp: int | None = None
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class TaskIds:
+    """The partitions of one subtopology a member runs tasks for.  ``assignment_epochs``
+    (tagged) exists only in current-assignment records, as in :class:`TopicIdPartitions`."""
+
+    subtopology_id: str
+    partitions: tuple[int, ...]
+    assignment_epochs: tuple[int, ...] | None = None
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupTargetAssignmentMemberKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class StreamsGroupTargetAssignmentMemberValue:
+    active_tasks: tuple[TaskIds, ...]
+    standby_tasks: tuple[TaskIds, ...]
+    warmup_tasks: tuple[TaskIds, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupCurrentMemberAssignmentKey:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class StreamsGroupCurrentMemberAssignmentValue:
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    active_tasks: tuple[TaskIds, ...]
+    standby_tasks: tuple[TaskIds, ...]
+    warmup_tasks: tuple[TaskIds, ...]
+    active_tasks_pending_revocation: tuple[TaskIds, ...]
+    standby_tasks_pending_revocation: tuple[TaskIds, ...]
+    warmup_tasks_pending_revocation: tuple[TaskIds, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupTopologyKey:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    """Kafka's ``TopicInfo`` of a StreamsGroupTopologyValue: an internal topic's layout."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    topic_configs: tuple[KeyValue, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class CopartitionGroup:
+    """Indexes into the subtopology's source topics, regexes and repartition source topics."""
+
+    source_topics: tuple[int, ...]
+    source_topic_regex: tuple[int, ...]
+    repartition_source_topics: tuple[int, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class Subtopology:
+    subtopology_id: str
+    source_topics: tuple[str, ...]
+    source_topic_regex: tuple[str, ...]
+    state_changelog_topics: tuple[TopicInfo, ...]
+    repartition_sink_topics: tuple[str, ...]
+    repartition_source_topics: tuple[TopicInfo, ...]
+    copartition_groups: tuple[CopartitionGroup, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class StreamsGroupTopologyValue:
+    epoch: int
+    subtopologies: tuple[Subtopology, ...]
+    unknown_tagged_fields: TaggedFields = ()
+
+
+# --- every record's key and value -------------------------------------------------------------
+
+#: The key of every record type with a known layout.
+RecordKey = (
+    OffsetCommitKey
+    | GroupMetadataKey
+    | ConsumerGroupMetadataKey
+    | ConsumerGroupPartitionMetadataKey
+    | ConsumerGroupMemberMetadataKey
+    | ConsumerGroupTargetAssignmentMetadataKey
+    | ConsumerGroupTargetAssignmentMemberKey
+    | ConsumerGroupCurrentMemberAssignmentKey
+    | ConsumerGroupRegularExpressionKey
+    | ShareGroupPartitionMetadataKey
+    | ShareGroupMemberMetadataKey
+    | ShareGroupMetadataKey
+    | ShareGroupTargetAssignmentMetadataKey
+    | ShareGroupTargetAssignmentMemberKey
+    | ShareGroupCurrentMemberAssignmentKey
+    | ShareGroupStatePartitionMetadataKey
+    | StreamsGroupMetadataKey
+    | StreamsGroupMemberMetadataKey
+    | StreamsGroupTargetAssignmentMetadataKey
+    | StreamsGroupTargetAssignmentMemberKey
+    | StreamsGroupCurrentMemberAssignmentKey
+    | StreamsGroupTopologyKey
+)
+
+#: The keys of the records about one member: their ``member_id``.
+MemberKey = (
+    ConsumerGroupMemberMetadataKey
+    | ConsumerGroupTargetAssignmentMemberKey
+    | ConsumerGroupCurrentMemberAssignmentKey
+    | ShareGroupMemberMetadataKey
+    | ShareGroupTargetAssignmentMemberKey
+    | ShareGroupCurrentMemberAssignmentKey
+    | StreamsGroupMemberMetadataKey
+    | StreamsGroupTargetAssignmentMemberKey
+    | StreamsGroupCurrentMemberAssignmentKey
+)
+
+#: The value of every record type with a known layout.
+RecordValue = (
+    OffsetCommitValue
+    | GroupMetadataValue
+    | ConsumerGroupMetadataValue
+    | ConsumerGroupPartitionMetadataValue
+    | ConsumerGroupMemberMetadataValue
+    | ConsumerGroupTargetAssignmentMetadataValue
+    | ConsumerGroupTargetAssignmentMemberValue
+    | ConsumerGroupCurrentMemberAssignmentValue
+    | ConsumerGroupRegularExpressionValue
+    | ShareGroupPartitionMetadataValue
+    | ShareGroupMemberMetadataValue
+    | ShareGroupMetadataValue
+    | ShareGroupTargetAssignmentMetadataValue
+    | ShareGroupTargetAssignmentMemberValue
+    | ShareGroupCurrentMemberAssignmentValue
+    | ShareGroupStatePartitionMetadataValue
+    | StreamsGroupMetadataValue
+    | StreamsGroupMemberMetadataValue
+    | StreamsGroupTargetAssignmentMetadataValue
+    | StreamsGroupTargetAssignmentMemberValue
+    | StreamsGroupCurrentMemberAssignmentValue
+    | StreamsGroupTopologyValue
+)

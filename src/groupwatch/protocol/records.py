@@ -18,8 +18,12 @@ from groupwatch.protocol.errors import DecodeError, EncodeError
 from groupwatch.protocol.models import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
+    GroupMetadataKey,
     GroupMetadataValue,
     MemberMetadata,
+    OffsetCommitKey,
+    RecordKey,
+    RecordValue,
 )
 from groupwatch.protocol.specs import MEMBER_METADATA, RECORD_TYPES, RecordType
 from groupwatch.protocol.user_data import UserData, decode_user_data
@@ -65,8 +69,8 @@ class DecodedRecord:
 
     record_type_id: int | None
     record_type: str  # RecordType.name, or "unknown"
-    key: Any = None  # a *Key dataclass (typed record types) or a dict
-    value: Any = None  # a *Value dataclass, a dict, a RawValue, or None (tombstone / failure)
+    key: RecordKey | None = None  # None: a type known by name only, or a key that failed
+    value: RecordValue | RawValue | None = None  # None: a tombstone, or a failure
     value_version: int | None = None
     tombstone: bool = False
     members: tuple[GroupMember, ...] = ()  # group_metadata records only
@@ -81,11 +85,8 @@ class DecodedRecord:
         k = self.key
         if k is None:
             return None
-        if isinstance(k, dict):
-            g = k.get("group_id")
-        else:
-            g = getattr(k, "group", None) or getattr(k, "group_id", None)
-        return g if isinstance(g, str) else None
+        # The two oldest keys call it group, as Kafka's OffsetCommitKey and GroupMetadataKey do.
+        return k.group if isinstance(k, OffsetCommitKey | GroupMetadataKey) else k.group_id
 
 
 @functools.cache
@@ -105,7 +106,7 @@ def record_type(type_id: int) -> RecordType:
     return rt
 
 
-def decode_key(data: bytes) -> tuple[RecordType, Any]:
+def decode_key(data: bytes) -> tuple[RecordType, RecordKey | None]:
     """(record type, key) of key bytes; the key is ``None`` for types known by name only."""
     type_id, pos = w.read_int16(data, 0)
     rt = record_type(type_id)
@@ -116,7 +117,7 @@ def decode_key(data: bytes) -> tuple[RecordType, Any]:
     return rt, key
 
 
-def decode_value(rt: RecordType, data: bytes) -> tuple[int, Any]:
+def decode_value(rt: RecordType, data: bytes) -> tuple[int, RecordValue | RawValue]:
     """(version, value) of non-null value bytes of record type ``rt``."""
     version, pos = w.read_int16(data, 0)
     if rt.value is None:
@@ -224,7 +225,7 @@ def _decode_record(key: bytes | None, value: bytes | None, where: dict[str, Any]
 # --- encoding -----------------------------------------------------------------------------------
 
 
-def _type_of(obj: Any, record_type_id: int | None, side: str) -> RecordType:
+def _type_of(obj: object, record_type_id: int | None, side: str) -> RecordType:
     if record_type_id is not None:
         return record_type(record_type_id)
     matches = [
@@ -238,9 +239,9 @@ def _type_of(obj: Any, record_type_id: int | None, side: str) -> RecordType:
     return matches[-1]  # OffsetCommitKey -> type 1, what every broker since 0.9 writes
 
 
-def encode_key(key: Any, record_type_id: int | None = None) -> bytes:
+def encode_key(key: RecordKey, record_type_id: int | None = None) -> bytes:
     """Key bytes: int16 record type + key struct.  The type follows from the key's class
-    (``OffsetCommitKey`` -> 1); pass ``record_type_id`` for 0 or for dict keys."""
+    (``OffsetCommitKey`` -> 1); pass ``record_type_id`` for 0."""
     rt = _type_of(key, record_type_id, "key")
     if rt.key is None:
         raise EncodeError(f"record type {rt.id} ({rt.name}) has no known key layout")
@@ -250,7 +251,7 @@ def encode_key(key: Any, record_type_id: int | None = None) -> bytes:
     return bytes(out)
 
 
-def encode_value(value: Any, version: int, record_type_id: int | None = None) -> bytes:
+def encode_value(value: RecordValue, version: int, record_type_id: int | None = None) -> bytes:
     """Value bytes: int16 version + value struct at ``version``."""
     rt = _type_of(value, record_type_id, "value")
     if rt.value is None:

@@ -94,13 +94,13 @@ class FieldSpec:
 # eq=False: identity hashing, so the compile cache never walks the whole tree.
 @dataclass(frozen=True, eq=False)
 class StructSpec:
-    """A struct: fields in wire order.  ``cls`` is the frozen dataclass built from it (``None``
-    for records we only decode generically, into dicts).  ``versioned`` structs also receive the
-    version they were read at, as their ``version`` field."""
+    """A struct: fields in wire order.  ``cls`` is the frozen dataclass built from it.
+    ``versioned`` structs also receive the version they were read at, as their ``version``
+    field."""
 
     name: str
     fields: tuple[FieldSpec, ...]
-    cls: type | None
+    cls: type
     versioned: bool = False
 
     def __post_init__(self) -> None:
@@ -110,13 +110,12 @@ class StructSpec:
         tags = [f.tag for f in self.fields if f.tag is not None]
         if len(set(tags)) != len(tags):
             raise ValueError(f"{self.name}: duplicate tags")
-        if self.cls is not None:
-            known = {f.name for f in dataclasses.fields(self.cls)}
-            missing = set(names) - known
-            if missing:
-                raise ValueError(f"{self.name}: {self.cls.__name__} lacks fields {sorted(missing)}")
-            if self.versioned and "version" not in known:
-                raise ValueError(f"{self.name}: versioned but {self.cls.__name__} has no version")
+        known = {f.name for f in dataclasses.fields(self.cls)}
+        missing = set(names) - known
+        if missing:
+            raise ValueError(f"{self.name}: {self.cls.__name__} lacks fields {sorted(missing)}")
+        if self.versioned and "version" not in known:
+            raise ValueError(f"{self.name}: versioned but {self.cls.__name__} has no version")
 
 
 TypeSpec = Prim | ArrayOf | StructSpec
@@ -185,7 +184,7 @@ def field(
     return FieldSpec(name, type_, Versions.parse(versions), nullable_v, default, tag)
 
 
-def struct(name: str, cls: type | None, *fields: FieldSpec, versioned: bool = False) -> StructSpec:
+def struct(name: str, cls: type, *fields: FieldSpec, versioned: bool = False) -> StructSpec:
     return StructSpec(name, tuple(fields), cls, versioned)
 
 

@@ -144,7 +144,7 @@ CONSUMER_PROTOCOL_ASSIGNMENT = message(
 # --- KIP-848 consumer groups (keys never flexible; values flexible from v0) -------------------
 
 
-def _key(kafka_name: str, cls: type | None, *names: str) -> MessageSpec:
+def _key(kafka_name: str, cls: type, *names: str) -> MessageSpec:
     return message(
         kafka_name, "0", "none", struct(kafka_name, cls, *(field(n, STRING) for n in names))
     )
@@ -296,173 +296,234 @@ CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE = _value(
     ),
 )
 
-# --- share and streams groups: decoded generically, into dicts --------------------------------
+# --- share and streams groups (values flexible from v0) ---------------------------------------
 
-
-def _generic(kafka_name: str, *fields: object) -> MessageSpec:
-    return _value(kafka_name, struct(kafka_name, None, *fields))  # type: ignore[arg-type]
-
-
-def _g(name: str, *fields: object) -> StructSpec:
-    return struct(name, None, *fields)  # type: ignore[arg-type]
-
-
-_TOPIC_ID_PARTITIONS_G = _g(
-    "TopicPartitions", field("topic_id", UUID), field("partitions", ArrayOf(INT32))
+_TOPIC_ID_PARTITIONS = struct(
+    "TopicPartitions",
+    m.TopicIdPartitions,
+    field("topic_id", UUID),
+    field("partitions", ArrayOf(INT32)),
 )
-_KEY_VALUE_G = _g("KeyValue", field("key", STRING), field("value", STRING))
+_KEY_VALUE = struct("KeyValue", m.KeyValue, field("key", STRING), field("value", STRING))
 
 
 def _tasks(with_epochs: bool) -> ArrayOf:
     fields = [field("subtopology_id", STRING), field("partitions", ArrayOf(INT32))]
     if with_epochs:
         fields.append(_nullable_tagged_list("assignment_epochs", INT32, tag=0))
-    return ArrayOf(_g("TaskIds", *fields))
+    return ArrayOf(struct("TaskIds", m.TaskIds, *fields))
 
 
-_STREAMS_TOPIC_INFO = _g(
+_STREAMS_TOPIC_INFO = struct(
     "TopicInfo",
+    m.TopicInfo,
     field("name", STRING),
     field("partitions", INT32),
     field("replication_factor", INT16),
-    field("topic_configs", ArrayOf(_KEY_VALUE_G)),
+    field("topic_configs", ArrayOf(_KEY_VALUE)),
 )
 
-SHARE_GROUP_PARTITION_METADATA_VALUE = _generic(  # 3.9-4.0 only; same shape as type 4
+SHARE_GROUP_PARTITION_METADATA_VALUE = _value(  # 3.9-4.0 only; same shape as type 4
     "ShareGroupPartitionMetadataValue",
-    field(
-        "topics",
-        ArrayOf(
-            _g(
-                "TopicMetadata",
-                *_PARTITION_METADATA_FIELDS,
-                field(
-                    "partition_metadata",
-                    ArrayOf(
-                        _g(
-                            "PartitionMetadata",
-                            field("partition", INT32),
-                            field("racks", ArrayOf(STRING)),
-                        )
+    struct(
+        "ShareGroupPartitionMetadataValue",
+        m.ShareGroupPartitionMetadataValue,
+        field(
+            "topics",
+            ArrayOf(
+                struct(
+                    "TopicMetadata",
+                    m.TopicMetadata,
+                    *_PARTITION_METADATA_FIELDS,
+                    field(
+                        "partition_metadata",
+                        ArrayOf(
+                            struct(
+                                "PartitionMetadata",
+                                m.PartitionMetadata,
+                                field("partition", INT32),
+                                field("racks", ArrayOf(STRING)),
+                            )
+                        ),
                     ),
-                ),
-            )
+                )
+            ),
         ),
     ),
 )
-SHARE_GROUP_MEMBER_METADATA_VALUE = _generic(
+SHARE_GROUP_MEMBER_METADATA_VALUE = _value(
     "ShareGroupMemberMetadataValue",
-    field("rack_id", STRING, nullable="0+"),
-    field("client_id", STRING),
-    field("client_host", STRING),
-    field("subscribed_topic_names", ArrayOf(STRING)),
+    struct(
+        "ShareGroupMemberMetadataValue",
+        m.ShareGroupMemberMetadataValue,
+        field("rack_id", STRING, nullable="0+"),
+        field("client_id", STRING),
+        field("client_host", STRING),
+        field("subscribed_topic_names", ArrayOf(STRING)),
+    ),
 )
-SHARE_GROUP_METADATA_VALUE = _generic(
-    "ShareGroupMetadataValue", field("epoch", INT32), field("metadata_hash", INT64)
+SHARE_GROUP_METADATA_VALUE = _value(
+    "ShareGroupMetadataValue",
+    struct(
+        "ShareGroupMetadataValue",
+        m.ShareGroupMetadataValue,
+        field("epoch", INT32),
+        field("metadata_hash", INT64),
+    ),
 )
-SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = _generic(
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = _value(
     "ShareGroupTargetAssignmentMetadataValue",
-    field("assignment_epoch", INT32),
-    field("assignment_timestamp", INT64, tag=0),
+    struct(
+        "ShareGroupTargetAssignmentMetadataValue",
+        m.ShareGroupTargetAssignmentMetadataValue,
+        field("assignment_epoch", INT32),
+        field("assignment_timestamp", INT64, tag=0),
+    ),
 )
-SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = _generic(
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = _value(
     "ShareGroupTargetAssignmentMemberValue",
-    field("topic_partitions", ArrayOf(_TOPIC_ID_PARTITIONS_G)),
+    struct(
+        "ShareGroupTargetAssignmentMemberValue",
+        m.ShareGroupTargetAssignmentMemberValue,
+        field("topic_partitions", ArrayOf(_TOPIC_ID_PARTITIONS)),
+    ),
 )
-SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = _generic(
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = _value(
     "ShareGroupCurrentMemberAssignmentValue",
-    field("member_epoch", INT32),
-    field("previous_member_epoch", INT32),
-    field("state", INT8),
-    field("assigned_partitions", ArrayOf(_TOPIC_ID_PARTITIONS_G)),
+    struct(
+        "ShareGroupCurrentMemberAssignmentValue",
+        m.ShareGroupCurrentMemberAssignmentValue,
+        field("member_epoch", INT32),
+        field("previous_member_epoch", INT32),
+        field("state", INT8),
+        field("assigned_partitions", ArrayOf(_TOPIC_ID_PARTITIONS)),
+    ),
 )
-_SHARE_TOPIC_PARTITIONS_INFO = _g(
+_SHARE_TOPIC_PARTITIONS_INFO = struct(
     "TopicPartitionsInfo",
+    m.TopicPartitionsInfo,
     field("topic_id", UUID),
     field("topic_name", STRING),
     field("partitions", ArrayOf(INT32)),
 )
-SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = _generic(
+SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = _value(
     "ShareGroupStatePartitionMetadataValue",
-    field("initializing_topics", ArrayOf(_SHARE_TOPIC_PARTITIONS_INFO)),
-    field("initialized_topics", ArrayOf(_SHARE_TOPIC_PARTITIONS_INFO)),
-    field(
-        "deleting_topics",
-        ArrayOf(_g("TopicInfo", field("topic_id", UUID), field("topic_name", STRING))),
+    struct(
+        "ShareGroupStatePartitionMetadataValue",
+        m.ShareGroupStatePartitionMetadataValue,
+        field("initializing_topics", ArrayOf(_SHARE_TOPIC_PARTITIONS_INFO)),
+        field("initialized_topics", ArrayOf(_SHARE_TOPIC_PARTITIONS_INFO)),
+        field(
+            "deleting_topics",
+            ArrayOf(
+                struct(
+                    "TopicInfo",
+                    m.DeletingTopicInfo,
+                    field("topic_id", UUID),
+                    field("topic_name", STRING),
+                )
+            ),
+        ),
     ),
 )
-STREAMS_GROUP_METADATA_VALUE = _generic(
+STREAMS_GROUP_METADATA_VALUE = _value(
     "StreamsGroupMetadataValue",
-    field("epoch", INT32),
-    field("metadata_hash", INT64),
-    field("validated_topology_epoch", INT32, tag=0),
-    _nullable_tagged_list("last_assignment_configs", _KEY_VALUE_G, tag=1),
-)
-STREAMS_GROUP_MEMBER_METADATA_VALUE = _generic(
-    "StreamsGroupMemberMetadataValue",
-    field("instance_id", STRING, nullable="0+"),
-    field("rack_id", STRING, nullable="0+"),
-    field("client_id", STRING),
-    field("client_host", STRING),
-    field("rebalance_timeout_ms", INT32),
-    field("topology_epoch", INT32),
-    field("process_id", STRING),
-    field(
-        "user_endpoint",
-        _g("Endpoint", field("host", STRING), field("port", UINT16)),
-        nullable="0+",
+    struct(
+        "StreamsGroupMetadataValue",
+        m.StreamsGroupMetadataValue,
+        field("epoch", INT32),
+        field("metadata_hash", INT64),
+        field("validated_topology_epoch", INT32, tag=0),
+        _nullable_tagged_list("last_assignment_configs", _KEY_VALUE, tag=1),
     ),
-    field("client_tags", ArrayOf(_KEY_VALUE_G)),
 )
-STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = _generic(
+STREAMS_GROUP_MEMBER_METADATA_VALUE = _value(
+    "StreamsGroupMemberMetadataValue",
+    struct(
+        "StreamsGroupMemberMetadataValue",
+        m.StreamsGroupMemberMetadataValue,
+        field("instance_id", STRING, nullable="0+"),
+        field("rack_id", STRING, nullable="0+"),
+        field("client_id", STRING),
+        field("client_host", STRING),
+        field("rebalance_timeout_ms", INT32),
+        field("topology_epoch", INT32),
+        field("process_id", STRING),
+        field(
+            "user_endpoint",
+            struct("Endpoint", m.Endpoint, field("host", STRING), field("port", UINT16)),
+            nullable="0+",
+        ),
+        field("client_tags", ArrayOf(_KEY_VALUE)),
+    ),
+)
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = _value(
     "StreamsGroupTargetAssignmentMetadataValue",
-    field("assignment_epoch", INT32),
-    field("assignment_timestamp", INT64, tag=0),
+    struct(
+        "StreamsGroupTargetAssignmentMetadataValue",
+        m.StreamsGroupTargetAssignmentMetadataValue,
+        field("assignment_epoch", INT32),
+        field("assignment_timestamp", INT64, tag=0),
+    ),
 )
-STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = _generic(
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = _value(
     "StreamsGroupTargetAssignmentMemberValue",
-    field("active_tasks", _tasks(False)),
-    field("standby_tasks", _tasks(False)),
-    field("warmup_tasks", _tasks(False)),
+    struct(
+        "StreamsGroupTargetAssignmentMemberValue",
+        m.StreamsGroupTargetAssignmentMemberValue,
+        field("active_tasks", _tasks(False)),
+        field("standby_tasks", _tasks(False)),
+        field("warmup_tasks", _tasks(False)),
+    ),
 )
-STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = _generic(
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = _value(
     "StreamsGroupCurrentMemberAssignmentValue",
-    field("member_epoch", INT32),
-    field("previous_member_epoch", INT32),
-    field("state", INT8),
-    field("active_tasks", _tasks(True)),
-    field("standby_tasks", _tasks(True)),
-    field("warmup_tasks", _tasks(True)),
-    field("active_tasks_pending_revocation", _tasks(True)),
-    field("standby_tasks_pending_revocation", _tasks(True)),
-    field("warmup_tasks_pending_revocation", _tasks(True)),
+    struct(
+        "StreamsGroupCurrentMemberAssignmentValue",
+        m.StreamsGroupCurrentMemberAssignmentValue,
+        field("member_epoch", INT32),
+        field("previous_member_epoch", INT32),
+        field("state", INT8),
+        field("active_tasks", _tasks(True)),
+        field("standby_tasks", _tasks(True)),
+        field("warmup_tasks", _tasks(True)),
+        field("active_tasks_pending_revocation", _tasks(True)),
+        field("standby_tasks_pending_revocation", _tasks(True)),
+        field("warmup_tasks_pending_revocation", _tasks(True)),
+    ),
 )
-STREAMS_GROUP_TOPOLOGY_VALUE = _generic(
+STREAMS_GROUP_TOPOLOGY_VALUE = _value(
     "StreamsGroupTopologyValue",
-    field("epoch", INT32),
-    field(
-        "subtopologies",
-        ArrayOf(
-            _g(
-                "Subtopology",
-                field("subtopology_id", STRING),
-                field("source_topics", ArrayOf(STRING)),
-                field("source_topic_regex", ArrayOf(STRING)),
-                field("state_changelog_topics", ArrayOf(_STREAMS_TOPIC_INFO)),
-                field("repartition_sink_topics", ArrayOf(STRING)),
-                field("repartition_source_topics", ArrayOf(_STREAMS_TOPIC_INFO)),
-                field(
-                    "copartition_groups",
-                    ArrayOf(
-                        _g(
-                            "CopartitionGroup",
-                            field("source_topics", ArrayOf(INT16)),
-                            field("source_topic_regex", ArrayOf(INT16)),
-                            field("repartition_source_topics", ArrayOf(INT16)),
-                        )
+    struct(
+        "StreamsGroupTopologyValue",
+        m.StreamsGroupTopologyValue,
+        field("epoch", INT32),
+        field(
+            "subtopologies",
+            ArrayOf(
+                struct(
+                    "Subtopology",
+                    m.Subtopology,
+                    field("subtopology_id", STRING),
+                    field("source_topics", ArrayOf(STRING)),
+                    field("source_topic_regex", ArrayOf(STRING)),
+                    field("state_changelog_topics", ArrayOf(_STREAMS_TOPIC_INFO)),
+                    field("repartition_sink_topics", ArrayOf(STRING)),
+                    field("repartition_source_topics", ArrayOf(_STREAMS_TOPIC_INFO)),
+                    field(
+                        "copartition_groups",
+                        ArrayOf(
+                            struct(
+                                "CopartitionGroup",
+                                m.CopartitionGroup,
+                                field("source_topics", ArrayOf(INT16)),
+                                field("source_topic_regex", ArrayOf(INT16)),
+                                field("repartition_source_topics", ArrayOf(INT16)),
+                            )
+                        ),
                     ),
-                ),
-            )
+                )
+            ),
         ),
     ),
 )
@@ -481,12 +542,12 @@ class RecordType:
     value: MessageSpec | None
 
 
-def _group(kafka: str) -> MessageSpec:
-    return _key(kafka + "Key", None, "group_id")
+def _group(kafka: str, cls: type) -> MessageSpec:
+    return _key(kafka + "Key", cls, "group_id")
 
 
-def _member(kafka: str) -> MessageSpec:
-    return _key(kafka + "Key", None, "group_id", "member_id")
+def _member(kafka: str, cls: type) -> MessageSpec:
+    return _key(kafka + "Key", cls, "group_id", "member_id")
 
 
 RECORD_TYPES: dict[int, RecordType] = {
@@ -566,49 +627,49 @@ RECORD_TYPES: dict[int, RecordType] = {
             9,
             "share_group_partition_metadata",
             "ShareGroupPartitionMetadata",
-            _group("ShareGroupPartitionMetadata"),
+            _group("ShareGroupPartitionMetadata", m.ShareGroupPartitionMetadataKey),
             SHARE_GROUP_PARTITION_METADATA_VALUE,
         ),
         RecordType(
             10,
             "share_group_member_metadata",
             "ShareGroupMemberMetadata",
-            _member("ShareGroupMemberMetadata"),
+            _member("ShareGroupMemberMetadata", m.ShareGroupMemberMetadataKey),
             SHARE_GROUP_MEMBER_METADATA_VALUE,
         ),
         RecordType(
             11,
             "share_group_metadata",
             "ShareGroupMetadata",
-            _group("ShareGroupMetadata"),
+            _group("ShareGroupMetadata", m.ShareGroupMetadataKey),
             SHARE_GROUP_METADATA_VALUE,
         ),
         RecordType(
             12,
             "share_group_target_assignment_metadata",
             "ShareGroupTargetAssignmentMetadata",
-            _group("ShareGroupTargetAssignmentMetadata"),
+            _group("ShareGroupTargetAssignmentMetadata", m.ShareGroupTargetAssignmentMetadataKey),
             SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
         ),
         RecordType(
             13,
             "share_group_target_assignment_member",
             "ShareGroupTargetAssignmentMember",
-            _member("ShareGroupTargetAssignmentMember"),
+            _member("ShareGroupTargetAssignmentMember", m.ShareGroupTargetAssignmentMemberKey),
             SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
         ),
         RecordType(
             14,
             "share_group_current_member_assignment",
             "ShareGroupCurrentMemberAssignment",
-            _member("ShareGroupCurrentMemberAssignment"),
+            _member("ShareGroupCurrentMemberAssignment", m.ShareGroupCurrentMemberAssignmentKey),
             SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
         ),
         RecordType(
             15,
             "share_group_state_partition_metadata",
             "ShareGroupStatePartitionMetadata",
-            _group("ShareGroupStatePartitionMetadata"),
+            _group("ShareGroupStatePartitionMetadata", m.ShareGroupStatePartitionMetadataKey),
             SHARE_GROUP_STATE_PARTITION_METADATA_VALUE,
         ),
         RecordType(
@@ -627,7 +688,7 @@ RECORD_TYPES: dict[int, RecordType] = {
             17,
             "streams_group_metadata",
             "StreamsGroupMetadata",
-            _group("StreamsGroupMetadata"),
+            _group("StreamsGroupMetadata", m.StreamsGroupMetadataKey),
             STREAMS_GROUP_METADATA_VALUE,
         ),
         # 18 was StreamsGroupPartitionMetadata during KIP-1071 development; never released.
@@ -638,35 +699,39 @@ RECORD_TYPES: dict[int, RecordType] = {
             19,
             "streams_group_member_metadata",
             "StreamsGroupMemberMetadata",
-            _member("StreamsGroupMemberMetadata"),
+            _member("StreamsGroupMemberMetadata", m.StreamsGroupMemberMetadataKey),
             STREAMS_GROUP_MEMBER_METADATA_VALUE,
         ),
         RecordType(
             20,
             "streams_group_target_assignment_metadata",
             "StreamsGroupTargetAssignmentMetadata",
-            _group("StreamsGroupTargetAssignmentMetadata"),
+            _group(
+                "StreamsGroupTargetAssignmentMetadata", m.StreamsGroupTargetAssignmentMetadataKey
+            ),
             STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
         ),
         RecordType(
             21,
             "streams_group_target_assignment_member",
             "StreamsGroupTargetAssignmentMember",
-            _member("StreamsGroupTargetAssignmentMember"),
+            _member("StreamsGroupTargetAssignmentMember", m.StreamsGroupTargetAssignmentMemberKey),
             STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
         ),
         RecordType(
             22,
             "streams_group_current_member_assignment",
             "StreamsGroupCurrentMemberAssignment",
-            _member("StreamsGroupCurrentMemberAssignment"),
+            _member(
+                "StreamsGroupCurrentMemberAssignment", m.StreamsGroupCurrentMemberAssignmentKey
+            ),
             STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
         ),
         RecordType(
             23,
             "streams_group_topology",
             "StreamsGroupTopology",
-            _group("StreamsGroupTopology"),
+            _group("StreamsGroupTopology", m.StreamsGroupTopologyKey),
             STREAMS_GROUP_TOPOLOGY_VALUE,
         ),
         # Seen only in the newest Apache trunk; its layout is not released, so name only.

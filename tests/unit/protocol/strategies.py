@@ -60,7 +60,7 @@ def _field(f: FieldSpec, version: int) -> st.SearchStrategy[Any]:
     if version not in f.versions:
         return st.just(f.default)
     s = _type(f.type, version, tagged=f.tag is not None)
-    if f.tag is not None and isinstance(f.type, StructSpec) and f.type.cls is not None:
+    if f.tag is not None and isinstance(f.type, StructSpec):
         # ... and a tagged struct whose fields are all defaults counts as unset too.
         blank = f.type.cls(**{g.name: g.default for g in f.type.fields})
         s = s.filter(lambda v: v != blank)
@@ -76,8 +76,6 @@ def struct_values(s: StructSpec, version: int) -> st.SearchStrategy[Any]:
     fields = {f.name: _field(f, version) for f in s.fields}
     if s.versioned:
         fields["version"] = st.just(version)
-    if s.cls is None:
-        return st.fixed_dictionaries(fields)
     return st.builds(s.cls, **fields)
 
 

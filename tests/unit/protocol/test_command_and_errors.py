@@ -253,15 +253,14 @@ def test_specs_match_dataclasses() -> None:
     from groupwatch.protocol.schema import ArrayOf, StructSpec
 
     def walk(s: StructSpec) -> None:
-        if s.cls is not None:
-            names = {f.name for f in dataclasses.fields(s.cls)}
-            spec_names = {f.name for f in s.fields} | ({"version"} if s.versioned else set())
-            assert spec_names <= names, s.name
-            # extras are fields another use of the same class has (TopicIdPartitions'
-            # assignment_epochs): they must default, so this use never has to set them
-            for f in dataclasses.fields(s.cls):
-                if f.name not in spec_names:
-                    assert f.default is not dataclasses.MISSING, (s.name, f.name)
+        names = {f.name for f in dataclasses.fields(s.cls)}
+        spec_names = {f.name for f in s.fields} | ({"version"} if s.versioned else set())
+        assert spec_names <= names, s.name
+        # extras are fields another use of the same class has (TopicIdPartitions'
+        # assignment_epochs): they must default, so this use never has to set them
+        for f in dataclasses.fields(s.cls):
+            if f.name not in spec_names:
+                assert f.default is not dataclasses.MISSING, (s.name, f.name)
         for f in s.fields:
             t = f.type
             while isinstance(t, ArrayOf):

@@ -1,18 +1,16 @@
-"""Modern-group records -> :class:`ModernRecord`, from either form the decoder gives them.
+"""Modern-group records -> :class:`ModernRecord`, from the decoder's models or its JSON lines.
 
-The decoder returns keys and values of types 3-24 as frozen dataclasses (consumer groups) or
-dicts (streams and share groups), with Kafka's field names in snake_case and topic ids as
-``uuid.UUID``; ``groupwatch decode`` prints them as ``{"version": v, "data": {...}}`` with ids
-as Kafka prints them.  Both are read here by field name (:func:`_get`), so the one reading of
-each record type serves the job (:func:`modern_from_record`) and decoded JSON input
-(:func:`modern_record`).
+The decoder returns keys and values of types 3-23 as the frozen dataclasses of
+:mod:`groupwatch.protocol.models`, topic ids as ``uuid.UUID``; they are read by their typed
+fields (:func:`modern_from_record`, the job).  ``groupwatch decode`` prints the same values as
+``{"version": v, "data": {...}}`` with ids as Kafka prints them; those are read by field name,
+checked as they are read (:func:`modern_record`, ``analyze``'s decoded input).  The two readings
+give the same record for the same bytes.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from groupwatch.detect.errors import ContractError
@@ -30,6 +28,7 @@ from groupwatch.detect.modern.model import (
     Target,
     TopicNames,
 )
+from groupwatch.protocol import models as m
 from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch.protocol.specs import RECORD_TYPE_IDS
 
@@ -68,48 +67,153 @@ ROLES: dict[int, tuple[GroupType, RecordRole]] = {
 }
 
 
-def _is_struct(value: Any) -> bool:
-    return isinstance(value, Mapping) or (
-        dataclasses.is_dataclass(value) and not isinstance(value, type)
-    )
+# --- the decoder's models -------------------------------------------------------------------
 
 
-def _struct(value: Any, where: str) -> Any:
-    if not _is_struct(value):
+def _nonempty(value: str | None) -> str | None:
+    return value or None
+
+
+def _topic_slots(entries: tuple[m.TopicIdPartitions, ...]) -> tuple[Slot, ...]:
+    return tuple((kafka_uuid(e.topic_id), p) for e in entries for p in e.partitions)
+
+
+def _task_slots(*lists: tuple[m.TaskIds, ...]) -> tuple[Slot, ...]:
+    return tuple((e.subtopology_id, p) for entries in lists for e in entries for p in e.partitions)
+
+
+def _model_payload(value: object) -> Payload | None:
+    """The engine's reading of a decoded value (``None``: one that says nothing to it)."""
+    if isinstance(value, m.ConsumerGroupMetadataValue | m.ShareGroupMetadataValue):
+        return Epoch(value.epoch)
+    if isinstance(value, m.StreamsGroupMetadataValue):
+        return Epoch(value.epoch)
+    if isinstance(
+        value,
+        m.ConsumerGroupTargetAssignmentMetadataValue
+        | m.ShareGroupTargetAssignmentMetadataValue
+        | m.StreamsGroupTargetAssignmentMetadataValue,
+    ):
+        return Epoch(value.assignment_epoch)
+    if isinstance(
+        value, m.ConsumerGroupPartitionMetadataValue | m.ShareGroupPartitionMetadataValue
+    ):
+        return TopicNames(tuple((kafka_uuid(t.topic_id), t.topic_name) for t in value.topics))
+    if isinstance(value, m.ConsumerGroupMemberMetadataValue):
+        return MemberMetadata(
+            subscribed=value.subscribed_topic_names,
+            regex=_nonempty(value.subscribed_topic_regex),
+            rebalance_timeout_ms=value.rebalance_timeout_ms,
+            instance_id=_nonempty(value.instance_id),
+            client_id=_nonempty(value.client_id),
+            client_host=_nonempty(value.client_host),
+            server_assignor=_nonempty(value.server_assignor),
+            classic=value.classic_member_metadata is not None,
+        )
+    if isinstance(value, m.ShareGroupMemberMetadataValue):
+        return MemberMetadata(
+            subscribed=value.subscribed_topic_names,
+            regex=None,
+            rebalance_timeout_ms=None,
+            instance_id=None,
+            client_id=_nonempty(value.client_id),
+            client_host=_nonempty(value.client_host),
+            server_assignor=None,
+        )
+    if isinstance(value, m.StreamsGroupMemberMetadataValue):
+        # A streams member subscribes through its topology, not by topic names.
+        return MemberMetadata(
+            subscribed=(),
+            regex=None,
+            rebalance_timeout_ms=value.rebalance_timeout_ms,
+            instance_id=_nonempty(value.instance_id),
+            client_id=_nonempty(value.client_id),
+            client_host=_nonempty(value.client_host),
+            server_assignor=None,
+            process_id=_nonempty(value.process_id),
+        )
+    if isinstance(
+        value, m.ConsumerGroupTargetAssignmentMemberValue | m.ShareGroupTargetAssignmentMemberValue
+    ):
+        return Target(_topic_slots(value.topic_partitions))
+    if isinstance(value, m.StreamsGroupTargetAssignmentMemberValue):
+        return Target(
+            _task_slots(value.active_tasks), _task_slots(value.standby_tasks, value.warmup_tasks)
+        )
+    if isinstance(value, m.ConsumerGroupCurrentMemberAssignmentValue):
+        return Current(
+            value.member_epoch,
+            value.previous_member_epoch,
+            value.state,
+            assigned=_topic_slots(value.assigned_partitions),
+            pending=_topic_slots(value.partitions_pending_revocation),
+        )
+    if isinstance(value, m.ShareGroupCurrentMemberAssignmentValue):
+        return Current(
+            value.member_epoch,
+            value.previous_member_epoch,
+            value.state,
+            assigned=_topic_slots(value.assigned_partitions),
+            pending=(),
+        )
+    if isinstance(value, m.StreamsGroupCurrentMemberAssignmentValue):
+        return Current(
+            value.member_epoch,
+            value.previous_member_epoch,
+            value.state,
+            assigned=_task_slots(value.active_tasks),
+            pending=_task_slots(value.active_tasks_pending_revocation),
+            standby=_task_slots(value.standby_tasks, value.warmup_tasks),
+            standby_pending=_task_slots(
+                value.standby_tasks_pending_revocation, value.warmup_tasks_pending_revocation
+            ),
+        )
+    if isinstance(value, m.ConsumerGroupRegularExpressionValue):
+        return RegexTopics(value.topics)
+    return None
+
+
+def _model_subkey(key: m.RecordKey | None) -> str | None:
+    """The member id (or, for a regex record, the regular expression) of a decoded key."""
+    if isinstance(key, m.ConsumerGroupRegularExpressionKey):
+        return key.regular_expression
+    return key.member_id if isinstance(key, m.MemberKey) else None
+
+
+# --- decoded JSON lines ------------------------------------------------------------------------
+
+
+JSONObject = Mapping[str, Any]
+
+
+def _struct(value: Any, where: str) -> JSONObject:
+    if not isinstance(value, Mapping):
         raise ContractError(f"{where} is not an object")
     return value
 
 
-def _get(data: Any, name: str) -> Any:
-    """A field of a decoded struct: a dict (JSON, or a type decoded generically) or a typed
-    dataclass."""
-    if isinstance(data, Mapping):
-        return data.get(name)
-    return getattr(data, name, None)
+def _get(data: JSONObject, name: str) -> Any:
+    """A field of a printed struct (missing: ``None``, as an absent field prints)."""
+    return data.get(name)
 
 
 def _seq(value: Any) -> bool:
     return isinstance(value, list | tuple)
 
 
-def _id(value: Any) -> Any:
-    """A topic id as Kafka prints it (the JSON form already is)."""
-    return kafka_uuid(value) if isinstance(value, uuid.UUID) else value
-
-
-def _int(data: Any, name: str) -> int:
+def _int(data: JSONObject, name: str) -> int:
     value = _get(data, name)
     if not isinstance(value, int) or isinstance(value, bool):
         raise ContractError(f"{name} is not an integer")
     return value
 
 
-def _opt_int(data: Any, name: str) -> int | None:
+def _opt_int(data: JSONObject, name: str) -> int | None:
     value = _get(data, name)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _opt_str(data: Any, name: str) -> str | None:
+def _opt_str(data: JSONObject, name: str) -> str | None:
     value = _get(data, name)
     return value if isinstance(value, str) and value != "" else None
 
@@ -131,7 +235,7 @@ def _slots(value: Any, id_field: str, where: str) -> tuple[Slot, ...]:
     out: list[Slot] = []
     for entry in value:
         entry = _struct(entry, where)
-        owner = _id(_get(entry, id_field))
+        owner = _get(entry, id_field)
         parts = _get(entry, "partitions") or []
         if not isinstance(owner, str) or not _seq(parts):
             raise ContractError(f"{where} has an entry without {id_field} or partitions")
@@ -142,7 +246,7 @@ def _slots(value: Any, id_field: str, where: str) -> tuple[Slot, ...]:
     return tuple(out)
 
 
-def _payload(group_type: GroupType, role: RecordRole, data: Any) -> Payload | None:
+def _json_payload(group_type: GroupType, role: RecordRole, data: JSONObject) -> Payload | None:
     streams = group_type is GroupType.STREAMS
     ids = "subtopology_id" if streams else "topic_id"
     if role in (R.GROUP_EPOCH, R.ASSIGNMENT_EPOCH):
@@ -151,7 +255,7 @@ def _payload(group_type: GroupType, role: RecordRole, data: Any) -> Payload | No
         names = []
         for topic in _get(data, "topics") or []:
             topic = _struct(topic, "topics[]")
-            tid, name = _id(_get(topic, "topic_id")), _get(topic, "topic_name")
+            tid, name = _get(topic, "topic_id"), _get(topic, "topic_name")
             if isinstance(tid, str) and isinstance(name, str):
                 names.append((tid, name))
         return TopicNames(tuple(names))
@@ -213,27 +317,23 @@ def _payload(group_type: GroupType, role: RecordRole, data: Any) -> Payload | No
     return None
 
 
-def _record(
+def _modern(
     type_id: Any,
     record_type: Any,
-    key: Any,
-    data: Any,
+    subkey: str | None,
+    payload: Callable[[GroupType, RecordRole], Payload | None] | None,
     group: str,
     source: Source,
     time_ms: int | None,
 ) -> ModernRecord | None:
-    """The modern record of a key and a value (``None``: a tombstone), whichever form."""
+    """The modern record of a type, a key's member (or regex) and a value's reading (``None``:
+    a tombstone), whichever form they were read from."""
     if not isinstance(type_id, int) or type_id not in ROLES:
         return None
     group_type, role = ROLES[type_id]
-    subkey: str | None = None
-    if _is_struct(key):
-        subkey = _get(key, "regular_expression" if role is R.REGEX else "member_id")
-    if role in (R.MEMBER, R.TARGET, R.CURRENT, R.REGEX) and not isinstance(subkey, str):
+    if role in (R.MEMBER, R.TARGET, R.CURRENT, R.REGEX) and subkey is None:
         raise ContractError(f"{record_type} key without its member or regex")
-    value: Payload | None = None
-    if data is not None and role is not R.OTHER:
-        value = _payload(group_type, role, _struct(data, "value"))
+    value = payload(group_type, role) if payload is not None and role is not R.OTHER else None
     return ModernRecord(group, group_type, role, subkey, value, source, time_ms)
 
 
@@ -242,11 +342,17 @@ def modern_from_record(
 ) -> ModernRecord | None:
     """The modern record of a decoded record, or ``None`` if its type is not a modern one.
 
-    Raises :class:`ContractError` when a field does not have the type Kafka gives it.
+    Raises :class:`ContractError` for a member's record whose key has no member.
     """
-    data = None if record.tombstone else record.value
-    return _record(
-        record.record_type_id, record.record_type, record.key, data, group, source, time_ms
+    value = None if record.tombstone else record.value
+    return _modern(
+        record.record_type_id,
+        record.record_type,
+        _model_subkey(record.key),
+        None if value is None else lambda _t, _r: _model_payload(value),
+        group,
+        source,
+        time_ms,
     )
 
 
@@ -259,11 +365,23 @@ def modern_record(
     Raises :class:`ContractError` when the line does not have the decoder's shape.
     """
     type_id = line.get("record_type_id")
+    data: Any = None
     if not isinstance(type_id, int) or ROLES.get(type_id, (None, R.OTHER))[1] is R.OTHER:
-        data = None  # not ours, or a type whose value says nothing here
+        pass  # not ours, or a type whose value says nothing here
     elif not line.get("tombstone") and line.get("value") is not None:
         wrapped = _struct(line.get("value"), "value")
-        data = wrapped.get("data", wrapped) if isinstance(wrapped, Mapping) else wrapped
-    else:
-        data = None
-    return _record(type_id, line.get("record_type"), line.get("key"), data, group, source, time_ms)
+        data = wrapped.get("data", wrapped)
+    key = line.get("key")
+    subkey: str | None = None
+    if isinstance(key, Mapping) and isinstance(type_id, int) and type_id in ROLES:
+        found = key.get("regular_expression" if ROLES[type_id][1] is R.REGEX else "member_id")
+        subkey = found if isinstance(found, str) else None
+    return _modern(
+        type_id,
+        line.get("record_type"),
+        subkey,
+        None if data is None else lambda t, r: _json_payload(t, r, _struct(data, "value")),
+        group,
+        source,
+        time_ms,
+    )
