@@ -72,7 +72,7 @@ def _spark(snapshots: _Frame) -> writes.SparkOutput:
 
 
 class _Frame:
-    """What ``_alert_rows`` asks of a Spark frame: ``select`` and ``collect``."""
+    """What ``SparkOutput.alert_rows`` asks of a Spark frame: ``select`` and ``collect``."""
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.rows = rows
