@@ -141,16 +141,6 @@ class OffsetAsker:
         ]
 
 
-def list_offsets(
-    spark: SparkSession,
-    config: Config,
-    partitions: Iterable[TP],
-    timeout: int = ASK_TIMEOUT_SECONDS,
-) -> list[EndOffset]:
-    """One poll, its request built for it (:class:`OffsetAsker` keeps it between polls)."""
-    return OffsetAsker(spark, config, timeout).ask(partitions)
-
-
 def _ms(value: Any) -> int | None:
     if value is None:
         return None
@@ -328,26 +318,10 @@ def partition_lag_table(rows: Sequence[PartitionLag]) -> pa.Table:
 
 def lag_row(r: PartitionLag) -> tables.PartitionLagRow:
     """A partition's lag as its ``partition_lag`` row (times as the table's timestamps)."""
-    o = r.owner
-    return tables.PartitionLagRow(
-        group=r.group,
-        topic=r.topic,
-        partition=r.partition,
-        committed_offset=r.committed_offset,
-        commit_time=tables.timestamp(r.commit_ms),
-        end_offset=r.end_offset,
-        lag_records=r.lag_records,
-        lag_seconds=r.lag_seconds,
-        lag_seconds_at_least=r.lag_seconds_at_least,
-        status=r.status,
-        owner_member=None if o is None else o.member,
-        owner_client=None if o is None else o.client,
-        owner_host=None if o is None else o.host,
-        owner_generation=None if o is None else o.generation,
-        observed_at=tables.timestamp(r.observed_ms),
-        stale=r.stale,
-        retired=r.retired,
-    )
+    row: dict[str, Any] = r.to_row()
+    row["commit_time"] = tables.timestamp(r.commit_ms)
+    row["observed_at"] = tables.timestamp(r.observed_ms)
+    return tables.PartitionLagRow(**row)
 
 
 def alerting_rows(rows: Iterable[PartitionLag]) -> list[tables.PartitionLagRow]:
@@ -453,16 +427,6 @@ class LagPoller:
         return True, (self._read_to_ms if batch_running else None)
 
     # -- a poll ----------------------------------------------------------------------------
-    def poll(self, known_ms: int | None = None) -> PollResult | None:
-        """One poll if due: the brokers asked, everything judged and written; the commits
-        are known up to ``known_ms`` (None: up to now).  The caller keeps the lag and findings
-        tables' writers apart (the query's lock)."""
-        judged = self.judge_due(known_ms)
-        if judged is None:
-            return None
-        self.write(judged)
-        return judged.result
-
     def judge_due(self, known_ms: int | None = None) -> Judged | None:
         """The reading, asking and judging of a poll, if one is due; no table is written
         (:meth:`write` does), so that it can run beside a batch."""

@@ -124,15 +124,21 @@ def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(
 
     monkeypatch.setattr(poller, "_judge", judge)
     monkeypatch.setattr(poller, "_write", lambda *_: None)
+
+    def poll() -> None:
+        judged = poller.judge_due()
+        assert judged is not None
+        poller.write(judged)
+
     assert poller.due() and poller.interval() == 1.0
     with caplog.at_level("INFO", logger="groupwatch.job"):
-        poller.poll()
+        poll()
         # lag.poll_seconds have passed since the poll began, twice its time not yet
         assert poller.interval() >= 3.0 and not poller.due()
         assert "polls are 3 s apart" in caplog.text
         time.sleep(1.7)
         assert poller.due()
-        poller.poll()
+        poll()
         assert poller.interval() == 1.0
         assert "apart again" in caplog.text
 
