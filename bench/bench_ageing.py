@@ -81,16 +81,12 @@ def _job_class() -> type[Any]:
             self.per_batch: list[dict[str, float]] = []
 
         def process_batch(self, batch: Any, batch_id: int) -> None:
-            from groupwatch.spark import query
-
             before = dict(self.phases)
             super().process_batch(batch, batch_id)
             total = self.batch_seconds[-1]
-            steps = {k: v - before.get(k, 0.0) for k, v in self.phases.items()}
-            outputs = steps.pop(query.OUTPUTS, 0.0)
-            python = steps.get(query.PYTHON, 0.0)
-            gx = steps.get(query.VALIDATION, 0.0)
-            steps["table writes"] = outputs - python - gx
+            steps = bench_job.steps_apart(
+                {k: v - before.get(k, 0.0) for k, v in self.phases.items()}
+            )
             steps["source read + split + rest"] = total - sum(steps.values())
             steps["batch"] = total
             self.per_batch.append(steps)

@@ -802,6 +802,26 @@ def state_figures(cfg: config_mod.Config, manifest: Path) -> dict[str, Any]:
 
 
 # -- main ---------------------------------------------------------------------------------------
+def steps_text(phases: dict[str, float]) -> str:
+    """A run's seconds by step, the longest first."""
+    return ", ".join(f"{k} {v:.1f}" for k, v in sorted(phases.items(), key=lambda kv: -kv[1]))
+
+
+def against_raw_copy(base: Any, run: Any, records: int) -> dict[str, Any]:
+    """The summary figures of a job run (``run_job_once``) over the records a raw copy
+    (``run_baseline``) of the same topic read."""
+    return {
+        "records": records,
+        "raw_copy_s": round(base.seconds, 1),
+        "raw_copy_records_per_s": round(records / base.seconds),
+        "job_s": round(run.seconds, 1),
+        "ratio_job_to_raw_copy": round(base.seconds / run.seconds, 3),
+        "job_batches": run.batches,
+        "job_steps_s": {k: round(v, 1) for k, v in run.phases.items()},
+        "rows": run.tables,
+    }
+
+
 def ensure_commits(args: argparse.Namespace, bootstrap: str) -> str:
     """``cluster_model.py produce-commits`` in a child process; the topic's name."""
     cmd = [
@@ -1034,9 +1054,7 @@ def main() -> int:
             job_cfg = bench_config(bootstrap, topic, job_root)
             found = findings_by_severity(job_cfg)
             ratio = base.seconds / run.seconds
-            steps = ", ".join(
-                f"{k} {v:.1f}" for k, v in sorted(run.phases.items(), key=lambda kv: -kv[1])
-            )
+            steps = steps_text(run.phases)
             log(
                 f"startup: job {run.seconds:.1f}s ({records / run.seconds:,.0f} records/s), raw "
                 f"copy {base.seconds:.1f}s; throughput ratio job / raw copy {ratio:.2f} (the "
@@ -1049,15 +1067,8 @@ def main() -> int:
                 {
                     "bench": "startup",
                     "master": master,
-                    "records": records,
-                    "raw_copy_s": round(base.seconds, 1),
-                    "raw_copy_records_per_s": round(records / base.seconds),
-                    "job_s": round(run.seconds, 1),
+                    **against_raw_copy(base, run, records),
                     "job_records_per_s": round(records / run.seconds),
-                    "ratio_job_to_raw_copy": round(ratio, 3),
-                    "job_batches": run.batches,
-                    "job_steps_s": {k: round(v, 1) for k, v in run.phases.items()},
-                    "rows": run.tables,
                     "findings": found,
                     "load": load_text(),
                 },
@@ -1083,27 +1094,15 @@ def main() -> int:
                 f"{run.batches} batch(es); ratio job / raw copy {ratio:.2f} (target >= 0.8, "
                 f">= 120,000 commits/s)"
             )
-            log(
-                "  steps (s): "
-                + ", ".join(
-                    f"{k} {v:.1f}" for k, v in sorted(run.phases.items(), key=lambda kv: -kv[1])
-                )
-            )
+            log(f"commits: job time by step (s): {steps_text(run.phases)}")
             emit_summary(
                 summary,
                 {
                     "bench": "commits",
                     "master": master,
                     "topic": commits_topic,
-                    "records": records,
-                    "raw_copy_s": round(base.seconds, 1),
-                    "raw_copy_records_per_s": round(records / base.seconds),
-                    "job_s": round(run.seconds, 1),
+                    **against_raw_copy(base, run, records),
                     "job_commits_per_s": round(records / run.seconds),
-                    "ratio_job_to_raw_copy": round(ratio, 3),
-                    "job_batches": run.batches,
-                    "job_steps_s": {k: round(v, 1) for k, v in run.phases.items()},
-                    "rows": run.tables,
                     "load": load_text(),
                 },
             )

@@ -364,17 +364,24 @@ def _timed_job_class() -> type[Any]:
                 self.phases[name] += seconds
 
         def breakdown(self) -> dict[str, float]:
-            """Seconds per step; the outputs step less the Python stage and validation in it
-            is the table writes, and a batch less its steps is the source read and split."""
-            p = dict(self.phases)
-            outputs = p.pop(query.OUTPUTS, 0.0)
-            python = p.get(query.PYTHON, 0.0)
-            gx = p.get(query.VALIDATION, 0.0)
-            p["table writes"] = outputs - python - gx
+            """Seconds per step (:func:`steps_apart`); a batch less its steps is the source
+            read and split."""
+            p = steps_apart(self.phases)
             p["source read + split (persist)"] = sum(self.batch_seconds) - sum(p.values())
             return p
 
     return TimedJob
+
+
+def steps_apart(phases: dict[str, float]) -> dict[str, float]:
+    """Seconds per step as the step clock told them, the outputs step (which holds the
+    Python stage and validation) replaced by what is left of it: the table writes."""
+    from groupwatch.spark import query
+
+    p = dict(phases)
+    outputs = p.pop(query.OUTPUTS, 0.0)
+    p["table writes"] = outputs - p.get(query.PYTHON, 0.0) - p.get(query.VALIDATION, 0.0)
+    return p
 
 
 def make_job(spark: Any, cfg: config_mod.Config) -> Any:
