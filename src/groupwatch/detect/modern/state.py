@@ -8,8 +8,9 @@ compare the next holder with it.  All of it is bounded by the group's members an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from groupwatch.detect.findings import Finding, Source
@@ -21,6 +22,18 @@ from groupwatch.detect.modern.model import (
     Slot,
     Target,
 )
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def _flat(record: MemberMetadata | Target | Current) -> dict[str, Any]:
+    """A member record's fields by name, in declaration order: what ``dataclasses.asdict``
+    gives for these records (strings, numbers and tuples of them, nothing nested), without its
+    recursive copy of every value, which was most of a KIP-848 group's state encoding."""
+    return {name: getattr(record, name) for name in _field_names(type(record))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +114,9 @@ class ModernState:
     def to_json(self) -> dict[str, Any]:
         def member(m: Member) -> dict[str, Any]:
             return {
-                "meta": None if m.meta is None else asdict(m.meta),
-                "target": None if m.target is None else asdict(m.target),
-                "current": None if m.current is None else asdict(m.current),
+                "meta": None if m.meta is None else _flat(m.meta),
+                "target": None if m.target is None else _flat(m.target),
+                "current": None if m.current is None else _flat(m.current),
                 "since": m.state_since_ms,
             }
 
