@@ -8,7 +8,6 @@ compare the next holder with it.  All of it is bounded by the group's members an
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -23,17 +22,16 @@ from groupwatch.detect.modern.model import (
     Target,
 )
 
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(cls))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls)) for cls in (MemberMetadata, Target, Current)
+}
 
 
 def _flat(record: MemberMetadata | Target | Current) -> dict[str, Any]:
     """A member record's fields by name, in declaration order: what ``dataclasses.asdict``
     gives for these records (strings, numbers and tuples of them, nothing nested), without its
     recursive copy of every value, which was most of a KIP-848 group's state encoding."""
-    return {name: getattr(record, name) for name in _field_names(type(record))}
+    return {name: getattr(record, name) for name in _FIELD_NAMES[type(record)]}
 
 
 @dataclass(frozen=True, slots=True)
