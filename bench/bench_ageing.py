@@ -162,8 +162,10 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
                 raise RuntimeError(f"{label}: the query ended: {query.exception()}")
             time.sleep(1.0)
             if len(job.per_batch) >= last + 100:
+                span = job.per_batch[last : last + 100]
                 last = len(job.per_batch)
                 log(f"  {label}: {last} batches in {time.monotonic() - started:.0f}s")
+                log(f"    {label}, the last 100 batches, mean s by step: {_step_means(span)}")
     finally:
         deadline = time.monotonic() + 120
         while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
@@ -172,6 +174,14 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
         bench_job.flush_batch_log(job)
     log(f"{label}: {len(job.per_batch)} batches in {time.monotonic() - started:.0f}s")
     return job
+
+
+def _step_means(batches: list[dict[str, float]]) -> str:
+    """Each step's mean over ``batches`` (0 where a batch had no such step), costliest first:
+    what grows with uptime shows here before the run ends."""
+    steps = {k for b in batches for k in b}
+    means = {k: sum(b.get(k, 0.0) for b in batches) / max(1, len(batches)) for k in steps}
+    return ", ".join(f"{k} {v:.2f}" for k, v in sorted(means.items(), key=lambda kv: -kv[1]))
 
 
 def pct(values: list[float], q: float) -> float:
