@@ -87,24 +87,13 @@ def model_inputs(groups: int) -> Inputs:
 def one_pass(inputs: Inputs, profile: str | None) -> dict[str, Any]:
     """Every group through the worker function once: seconds, CPU seconds, rows, rows' hash."""
     import pyarrow as pa
-    from bench_job import record_schema
-    from bench_worker import output_arrow_schema
+    from bench_worker import output_arrow_schema, record_table, state_schema
 
     from groupwatch import config as config_mod
     from groupwatch.spark.python_stage import _process_arrow
 
     schema = output_arrow_schema()
     detector = config_mod.load(ROOT / "conf" / "local.toml", env={}).detect.detector()
-    state_schema = pa.schema(
-        [
-            ("group", pa.string()),
-            ("state", pa.string()),
-            ("last_event_ms", pa.int64()),
-            ("topic", pa.string()),
-            ("max_partition", pa.int32()),
-            ("last_commit_ms", pa.int64()),
-        ]
-    )
     records, commits = inputs
     clocks: dict[int, int] = {}
     for recs in records.values():
@@ -112,18 +101,8 @@ def one_pass(inputs: Inputs, profile: str | None) -> dict[str, Any]:
             clocks[partition] = max(clocks.get(partition, 0), ts)
     calls = []
     for group in sorted(set(records) | set(commits)):
-        recs = records.get(group, [])
-        rec = pa.Table.from_pydict(
-            {
-                "group": [group] * len(recs),
-                "key": [r[0] for r in recs],
-                "value": [r[1] for r in recs],
-                "topic": ["mirror"] * len(recs),
-                "partition": [r[2] for r in recs],
-                "offset": [r[3] for r in recs],
-                "ts": [r[4] for r in recs],
-            },
-            schema=record_schema(),
+        rec = record_table(
+            [(group, k, v, "mirror", p, o, ts) for k, v, p, o, ts in records.get(group, [])]
         )
         rows = commits.get(group, [])
         st = pa.Table.from_pydict(
@@ -135,7 +114,7 @@ def one_pass(inputs: Inputs, profile: str | None) -> dict[str, Any]:
                 "max_partition": [r[1] for r in rows],
                 "last_commit_ms": [r[2] for r in rows],
             },
-            schema=state_schema,
+            schema=state_schema(),
         )
         calls.append((rec, st))
     detected_at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -150,7 +129,7 @@ def one_pass(inputs: Inputs, profile: str | None) -> dict[str, Any]:
     for rec, st in calls:
         outputs.append(_process_arrow(rec, st, detector, detected_at, schema, clocks, True))
     seconds, cpu = time.perf_counter() - started, time.process_time() - started_cpu
-    if prof is not None and profile:
+    if prof is not None:
         import pstats
 
         prof.disable()

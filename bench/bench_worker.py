@@ -79,9 +79,6 @@ def output_arrow_schema() -> Any:
 
 def record_tables(groups: int, generations: int, per_batch: int) -> list[list[Any]]:
     """Per group, its records as Arrow tables of ``per_batch`` records (the cogroup's left)."""
-    import pyarrow as pa
-
-    schema = record_schema()
     values = {p: group_values(p, generations) for p in PROTOCOLS}
     out = []
     for g in range(groups):
@@ -94,21 +91,29 @@ def record_tables(groups: int, generations: int, per_batch: int) -> list[list[An
         ]
         out.append(
             [
-                pa.Table.from_pydict(
-                    dict(zip(_RECORD_FIELDS, map(list, zip(*chunk, strict=True)), strict=True)),
-                    schema=schema,
-                )
+                record_table(chunk)
                 for chunk in (rows[i : i + per_batch] for i in range(0, len(rows), per_batch))
             ]
         )
     return out
 
 
-def state_table(group: str, state: str | None, last_ms: int | None) -> Any:
-    """The cogroup's right side: the group's saved state (none before its first batch)."""
+def record_table(rows: list[tuple[Any, ...]]) -> Any:
+    """The cogroup's left side from rows of (group, key, value, topic, partition, offset, ts)."""
     import pyarrow as pa
 
-    schema = pa.schema(
+    columns = zip(*rows, strict=True) if rows else ([] for _ in _RECORD_FIELDS)
+    return pa.Table.from_pydict(
+        dict(zip(_RECORD_FIELDS, map(list, columns), strict=True)), schema=record_schema()
+    )
+
+
+def state_schema() -> Any:
+    """The Arrow schema of the cogroup's right side: a group's saved state, or one row per
+    (topic, highest partition, last commit) of the JVM's commit tally."""
+    import pyarrow as pa
+
+    return pa.schema(
         [
             ("group", pa.string()),
             ("state", pa.string()),
@@ -118,6 +123,13 @@ def state_table(group: str, state: str | None, last_ms: int | None) -> Any:
             ("last_commit_ms", pa.int64()),
         ]
     )
+
+
+def state_table(group: str, state: str | None, last_ms: int | None) -> Any:
+    """The cogroup's right side: the group's saved state (none before its first batch)."""
+    import pyarrow as pa
+
+    schema = state_schema()
     if state is None:
         return schema.empty_table()
     return pa.Table.from_pydict(
