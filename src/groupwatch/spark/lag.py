@@ -149,13 +149,15 @@ def _ms(value: Any) -> int | None:
     return int(value)
 
 
-def _read(config: Config, table: tables.Table, columns: list[str]) -> pa.Table | None:
+def _read(
+    config: Config, table: tables.Table, columns: list[str], where: Any = None
+) -> pa.Table | None:
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
     path = sinks.local_table(config, table)
     try:
-        return DeltaTable(str(path)).to_pyarrow_table(columns=columns)
+        return DeltaTable(str(path)).to_pyarrow_table(columns=columns, filters=where)
     except (TableNotFoundError, FileNotFoundError):
         return None
 
@@ -200,25 +202,98 @@ def read_commits(config: Config) -> list[Commit]:
 
 
 def read_owners(config: Config) -> dict[str, dict[TP, Owner]]:
-    """group -> partition -> owner now: ``partition_ownership``'s open intervals, each
-    member's newest host from ``member_assignments``.  Column by column, and one ``Owner``
-    per member and generation (a member owns many partitions)."""
-    import pyarrow.compute as pc
+    """group -> partition -> owner now (one reading, as a first poll makes it)."""
+    return OwnerReader(config).read()
 
-    data = _read(
-        config,
-        tables.PARTITION_OWNERSHIP,
-        ["group", "topic", "partition", "member_id", "client_id", "from_generation",
-         "to_generation"],
-    )  # fmt: skip
-    if data is None:
-        return {}
-    data = data.filter(pc.is_null(data.column("to_generation")))
-    hosts: dict[tuple[str, str], tuple[int, str | None]] = {}
-    members = _read(
-        config, tables.MEMBER_ASSIGNMENTS, ["group", "member_id", "generation", "client_host"]
-    )
-    if members is not None:
+
+class OwnerReader:
+    """group -> partition -> owner now, read poll after poll: ``partition_ownership``'s open
+    intervals, each owner's newest host from ``member_assignments``.
+
+    Both tables grow with uptime: ``partition_ownership`` keeps every interval ever opened,
+    ``member_assignments`` a row per member per snapshot for ``upkeep.history_retention_days``.
+    Read whole at every poll they cost a poll more each day the job runs (a month of a busy
+    cluster's snapshots is hundreds of millions of member rows).  So only the open intervals
+    leave the scan (the filter runs in Arrow), and each file of ``member_assignments`` is read
+    once: appends and compaction write new files, so a file already read holds nothing new (a
+    compacted file's rows are read again, harmlessly).  The hosts are kept for the members that
+    own a partition now, and for one poll more for the members of the files just read: a
+    member that comes to own a partition does so by a snapshot (classic) or an assignment
+    record (KIP-848), which writes its row anew, but a batch may commit that row before the
+    interval it opens (the tables are committed one after the other while a poll reads).
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        #: (group, member) -> (newest generation, host) of the current owners.
+        self.hosts: dict[tuple[str, str], tuple[int, str | None]] = {}
+        #: The ``member_assignments`` files already read.
+        self.seen: set[str] = set()
+        #: Rows of ``member_assignments`` the last reading read (0: no new file).
+        self.rows_read = 0
+
+    def read(self) -> dict[str, dict[TP, Owner]]:
+        import pyarrow.compute as pc
+
+        hosts, fresh = self._read_members()
+        data = _read(
+            self.config,
+            tables.PARTITION_OWNERSHIP,
+            ["group", "topic", "partition", "member_id", "client_id", "from_generation"],
+            pc.field("to_generation").is_null(),
+        )
+        out: dict[str, dict[TP, Owner]] = {}
+        owners: dict[tuple[str, str, str | None, int | None], Owner] = {}
+        if data is None:
+            self.hosts = {k: hosts[k] for k in fresh}
+            return out
+        for group, topic, partition, member, client, since in zip(
+            data.column("group").to_pylist(),
+            data.column("topic").to_pylist(),
+            data.column("partition").to_pylist(),
+            data.column("member_id").to_pylist(),
+            data.column("client_id").to_pylist(),
+            data.column("from_generation").to_pylist(),
+            strict=True,
+        ):
+            who = (group, member, client, since)
+            owner = owners.get(who)
+            if owner is None:
+                host = hosts.get((group, member), (0, None))[1]
+                owner = owners[who] = Owner(member, client, host, since)
+            by = out.get(group)
+            if by is None:
+                by = out[group] = {}
+            by[(topic, partition)] = owner
+        keep = fresh | {(group, member) for group, member, _, _ in owners}
+        self.hosts = {k: hosts[k] for k in keep if k in hosts}
+        return out
+
+    def _read_members(
+        self,
+    ) -> tuple[dict[tuple[str, str], tuple[int, str | None]], set[tuple[str, str]]]:
+        """The hosts known, with the rows of the files not read before; and the members of
+        those rows."""
+        import pyarrow.dataset as ds  # type: ignore[import-untyped]
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        self.rows_read = 0
+        hosts = dict(self.hosts)
+        read: set[tuple[str, str]] = set()
+        path = sinks.local_table(self.config, tables.MEMBER_ASSIGNMENTS)
+        try:
+            dataset = DeltaTable(str(path)).to_pyarrow_dataset()
+        except (TableNotFoundError, FileNotFoundError):
+            return hosts, read
+        fragments = list(dataset.get_fragments())
+        fresh = [f for f in fragments if f.path not in self.seen]
+        self.seen = {f.path for f in fragments}
+        if not fresh:
+            return hosts, read
+        members = ds.FileSystemDataset(
+            fresh, schema=dataset.schema, format=dataset.format, filesystem=dataset.filesystem
+        ).to_table(columns=["group", "member_id", "generation", "client_host"])
         for group, member, generation, host in zip(
             members.column("group").to_pylist(),
             members.column("member_id").to_pylist(),
@@ -227,30 +302,12 @@ def read_owners(config: Config) -> dict[str, dict[TP, Owner]]:
             strict=True,
         ):
             key = (group, member)
+            read.add(key)
             gen = generation if generation is not None else -1
             if key not in hosts or gen >= hosts[key][0]:
                 hosts[key] = (gen, host)
-    out: dict[str, dict[TP, Owner]] = {}
-    owners: dict[tuple[str, str, str | None, int | None], Owner] = {}
-    for group, topic, partition, member, client, since in zip(
-        data.column("group").to_pylist(),
-        data.column("topic").to_pylist(),
-        data.column("partition").to_pylist(),
-        data.column("member_id").to_pylist(),
-        data.column("client_id").to_pylist(),
-        data.column("from_generation").to_pylist(),
-        strict=True,
-    ):
-        who = (group, member, client, since)
-        owner = owners.get(who)
-        if owner is None:
-            host = hosts.get((group, member), (0, None))[1]
-            owner = owners[who] = Owner(member, client, host, since)
-        by = out.get(group)
-        if by is None:
-            by = out[group] = {}
-        by[(topic, partition)] = owner
-    return out
+        self.rows_read = members.num_rows
+        return hosts, read
 
 
 def read_history(config: Config, since_ms: int) -> list[EndOffset]:
@@ -374,6 +431,7 @@ class LagPoller:
         self.metrics = metrics
         self.keeper = LagKeeper(config.lag.rules())
         self.asker = OffsetAsker(spark, config)
+        self.owners = OwnerReader(config)
         self.every = config.lag.poll_seconds
         self._polled_at: float | None = None
         #: How long the last poll took: the next is due no sooner than twice that after it.
@@ -490,9 +548,7 @@ class LagPoller:
             self._warn(exc)
         self.keeper.observe(ends)
         self.keeper.forget_older(now_ms - history_ms)
-        result = self.keeper.judge(
-            commits, read_owners(self.config), stale=stale, known_ms=known_ms
-        )
+        result = self.keeper.judge(commits, self.owners.read(), stale=stale, known_ms=known_ms)
         return Judged(result, ends)
 
     def _warn(self, exc: Exception) -> None:
