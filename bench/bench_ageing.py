@@ -94,6 +94,34 @@ def _job_class() -> type[Any]:
     return StepJob
 
 
+def fill_commits(bootstrap: str) -> int:
+    """One offset commit for every (group, topic, partition) of the live model, as fast as the
+    producer sends them: the job's committed partitions (what a lag poll judges) are then as
+    many as they stay.  Without it they grow for hours as the random commits reach partitions
+    for the first time (438,200 of them), and so does every poll: a run would measure the
+    model filling up, not the job ageing."""
+    from kafka import KafkaProducer
+
+    from groupwatch.protocol import OffsetCommitKey, encode_key
+
+    model = Backlog(5_000_000, "live")
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20, metrics_enabled=False)
+    now_ms = int(time.time() * 1000)
+    sent = 0
+    try:
+        for g, tps in enumerate(model.commit_tps):
+            group, partition = model.all_groups[g], model.partition[g]
+            for topic, tp in tps:
+                key = encode_key(OffsetCommitKey(group, topic, tp))
+                value = model.commit_values[sent & 255]
+                producer.send(TOPIC, key=key, value=value, partition=partition, timestamp_ms=now_ms)
+                sent += 1
+        producer.flush()
+    finally:
+        producer.close()
+    return sent
+
+
 class Producer:
     """``rate`` records per second, stamped with the wall clock, until stopped."""
 
@@ -154,6 +182,11 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
     sinks.ensure_tables(spark, cfg)
     job = _job_class().from_config(spark, cfg)
     query = job.writer(once=False).start()
+    # As ``groupwatch run`` polls lag: a thread beside the batches (groupwatch.job.runner).
+    polling = job.lag_thread()
+    filled = time.monotonic()
+    log(f"  {label}: {fill_commits(cfg.source.bootstrap_servers):,} commits filled in "
+        f"{time.monotonic() - filled:.0f}s")  # fmt: skip
     started = time.monotonic()
     last = 0
     try:
@@ -167,6 +200,7 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
                 log(f"  {label}: {last} batches in {time.monotonic() - started:.0f}s")
                 log(f"    {label}, the last 100 batches, mean s by step: {_step_means(span)}")
     finally:
+        polling.stop()
         deadline = time.monotonic() + 120
         while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -19,6 +19,7 @@ import gc
 import json
 import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -41,6 +42,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("groupwatch.job")
 
 ASK_TIMEOUT_SECONDS = 15
+#: The interpreter's switch interval while a poll judges (Python's default is 5 ms).  A poll
+#: holds the driver's interpreter for seconds; a batch beside it waits for the interpreter
+#: after every call into the JVM, up to the switch interval each time, and a batch makes
+#: hundreds of such calls (a JVM call took 4.0 ms instead of 0.9 beside a busy thread at 5 ms,
+#: 1.5 ms at 1 ms: ``docs/performance.md``).
+POLL_SWITCH_INTERVAL = 0.001
 #: A ``Map<TopicPartition, Long>``'s text: ``{topic-partition=offset, ...}`` (a topic name is
 #: letters, digits, ``.``, ``_`` and ``-``: the partition is the digits after its last ``-``).
 _RESULT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)=(-?\d+)")
@@ -498,9 +505,12 @@ class LagPoller:
             # third of a poll of the cluster model (bench/bench_lag_judge.py --no-gc).
             collecting = gc.isenabled()
             gc.disable()
+            switching = sys.getswitchinterval()
+            sys.setswitchinterval(min(switching, POLL_SWITCH_INTERVAL))
             try:
                 return self._judge(known_ms)
             finally:
+                sys.setswitchinterval(switching)
                 if collecting:
                     gc.enable()
                 self._took = time.monotonic() - self._polled_at

@@ -292,3 +292,34 @@ def test_owners_read_poll_after_poll_are_those_of_a_whole_reading(tmp_path: Path
     assert reader.rows_read > 0
     poll()
     assert reader.rows_read == 0
+
+
+def test_a_poll_judges_with_a_short_switch_interval_and_restores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch beside a poll waits for the interpreter after each JVM call: up to the switch
+    interval, which the poll shortens while it judges and gives back after, even on failure."""
+    import sys
+
+    from groupwatch.detect.lag.poll import PollResult
+    from groupwatch.spark.lag import POLL_SWITCH_INTERVAL, Judged, LagPoller
+
+    cfg = config_mod.load(None, env={}, overrides=[f"delta.root={tmp_path}"])
+    poller = LagPoller(None, cfg)  # type: ignore[arg-type]  # the poll itself is replaced
+    seen: list[float] = []
+
+    def judge(*_: object) -> Judged:
+        seen.append(sys.getswitchinterval())
+        if len(seen) == 2:
+            raise RuntimeError("the brokers went away")
+        return Judged(PollResult([], [], [], []), [])
+
+    monkeypatch.setattr(poller, "_judge", judge)
+    before = sys.getswitchinterval()
+    assert before > POLL_SWITCH_INTERVAL
+    assert poller.judge_due() is not None
+    poller._polled_at = None
+    with pytest.raises(RuntimeError):
+        poller.judge_due()
+    assert seen == [POLL_SWITCH_INTERVAL, POLL_SWITCH_INTERVAL]
+    assert sys.getswitchinterval() == before
