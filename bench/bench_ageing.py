@@ -199,6 +199,8 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
                 last = len(job.per_batch)
                 log(f"  {label}: {last} batches in {time.monotonic() - started:.0f}s")
                 log(f"    {label}, the last 100 batches, mean s by step: {_step_means(span)}")
+                log(f"    {label}, Spark's trigger phases, mean s: {_trigger_means(query)}")
+                log(f"    {label}, memory: {_memory(spark)}")
     finally:
         polling.stop()
         deadline = time.monotonic() + 120
@@ -216,6 +218,28 @@ def _step_means(batches: list[dict[str, float]]) -> str:
     steps = {k for b in batches for k in b}
     means = {k: sum(b.get(k, 0.0) for b in batches) / max(1, len(batches)) for k in steps}
     return ", ".join(f"{k} {v:.2f}" for k, v in sorted(means.items(), key=lambda kv: -kv[1]))
+
+
+def _trigger_means(query: Any) -> str:
+    """Spark's own phases of the last 100 triggers (``durationMs`` of each progress: the
+    offsets asked, the plan, the write-ahead log, ``addBatch`` = the job's batch...)."""
+    progress = [p.get("durationMs", {}) for p in query.recentProgress]
+    keys = {k for p in progress for k in p}
+    means = {k: sum(p.get(k, 0) for p in progress) / max(1, len(progress)) / 1000 for k in keys}
+    return ", ".join(f"{k} {v:.2f}" for k, v in sorted(means.items(), key=lambda kv: -kv[1]))
+
+
+def _memory(spark: Any) -> str:
+    """RSS of the driver's JVM and of this process (the job's driver Python and the producer)."""
+
+    def rss_mb(pid: int) -> float:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    return f"driver JVM {rss_mb(jvm):,.0f} MB, driver Python {rss_mb(os.getpid()):,.0f} MB"
 
 
 def pct(values: list[float], q: float) -> float:

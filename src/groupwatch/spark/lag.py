@@ -44,10 +44,11 @@ log = logging.getLogger("groupwatch.job")
 ASK_TIMEOUT_SECONDS = 15
 #: The interpreter's switch interval while a poll judges (Python's default is 5 ms).  A poll
 #: holds the driver's interpreter for seconds; a batch beside it waits for the interpreter
-#: after every call into the JVM, up to the switch interval each time, and a batch makes
-#: hundreds of such calls (a JVM call took 4.0 ms instead of 0.9 beside a busy thread at 5 ms,
-#: 1.5 ms at 1 ms: ``docs/performance.md``).
-POLL_SWITCH_INTERVAL = 0.001
+#: after each call into the JVM, several times per call, up to the switch interval each time,
+#: and a batch makes hundreds of such calls.  A trivial JVM call took 0.4 ms alone, 28 ms
+#: beside a busy thread at 5 ms, 1.7 ms at 0.2 ms, the busy thread keeping its pace
+#: (``bench/bench_switch_interval.py``, docs/performance.md).
+POLL_SWITCH_INTERVAL = 0.0002
 #: A ``Map<TopicPartition, Long>``'s text: ``{topic-partition=offset, ...}`` (a topic name is
 #: letters, digits, ``.``, ``_`` and ``-``: the partition is the digits after its last ``-``).
 _RESULT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)=(-?\d+)")
