@@ -321,5 +321,5 @@ def test_a_poll_judges_with_a_short_switch_interval_and_restores_it(
     poller._polled_at = None
     with pytest.raises(RuntimeError):
         poller.judge_due()
-    assert seen == [POLL_SWITCH_INTERVAL, POLL_SWITCH_INTERVAL]
+    assert seen == pytest.approx([POLL_SWITCH_INTERVAL, POLL_SWITCH_INTERVAL])
     assert sys.getswitchinterval() == before
