@@ -7,8 +7,11 @@ operation leave them, in one run; and the table-size target over a long live run
 
 * live, fresh: a local broker, a producer writing ``--rate`` records/s (1% group metadata of
   50-member sticky / cooperative-sticky groups, 99% offset commits, as ``bench_job.py``) stamped
-  with the wall clock; the job (shipped defaults, 1 s trigger) on a fresh Delta root runs
-  ``--batches`` batches; wall time per batch and per step.
+  with the wall clock; the job (shipped defaults, 1 s trigger, lag polled by a thread beside
+  the batches as ``groupwatch run`` does) on a fresh Delta root runs ``--batches`` batches,
+  after one commit to every partition of the model (so that the partitions a lag poll judges
+  are as many as they stay); wall time per batch and per step, and every 100 batches each
+  step's mean, Spark's trigger phases and the driver's memory.
 * ageing: a second Delta root is aged with the job's own driver writers (``deltawrite``: the
   appends and MERGEs of a live batch) by ``--age-versions`` commits per table, rows shaped as the
   fresh run wrote them (group names renamed so the live job's groups start as fresh as before),
