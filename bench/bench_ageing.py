@@ -218,31 +218,26 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
 def _step_means(batches: list[dict[str, float]]) -> str:
     """Each step's mean over ``batches`` (0 where a batch had no such step), costliest first:
     what grows with uptime shows here before the run ends."""
-    steps = {k for b in batches for k in b}
-    means = {k: sum(b.get(k, 0.0) for b in batches) / max(1, len(batches)) for k in steps}
-    return ", ".join(f"{k} {v:.2f}" for k, v in sorted(means.items(), key=lambda kv: -kv[1]))
+    return _means(batches)
 
 
 def _trigger_means(query: Any) -> str:
     """Spark's own phases of the last 100 triggers (``durationMs`` of each progress: the
     offsets asked, the plan, the write-ahead log, ``addBatch`` = the job's batch...)."""
-    progress = [p.get("durationMs", {}) for p in query.recentProgress]
-    keys = {k for p in progress for k in p}
-    means = {k: sum(p.get(k, 0) for p in progress) / max(1, len(progress)) / 1000 for k in keys}
+    return _means([p.get("durationMs", {}) for p in query.recentProgress], scale=0.001)
+
+
+def _means(rows: list[dict[str, float]], scale: float = 1.0) -> str:
+    keys = {k for r in rows for k in r}
+    means = {k: scale * sum(r.get(k, 0.0) for r in rows) / max(1, len(rows)) for k in keys}
     return ", ".join(f"{k} {v:.2f}" for k, v in sorted(means.items(), key=lambda kv: -kv[1]))
 
 
 def _memory(spark: Any) -> str:
     """RSS of the driver's JVM and of this process (the job's driver Python and the producer)."""
-
-    def rss_mb(pid: int) -> float:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
-
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-    return f"driver JVM {rss_mb(jvm):,.0f} MB, driver Python {rss_mb(os.getpid()):,.0f} MB"
+    rss = [bench_job.status_kb(pid, "VmRSS") / 1024 for pid in (jvm, os.getpid())]
+    return f"driver JVM {rss[0]:,.0f} MB, driver Python {rss[1]:,.0f} MB"
 
 
 def pct(values: list[float], q: float) -> float:

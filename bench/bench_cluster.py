@@ -85,6 +85,7 @@ from bench_job import (  # noqa: E402
     run_job_once,
     source_version,
     state_report,
+    status_kb,
 )
 from cluster_model import (  # noqa: E402
     add_storm_arguments,
@@ -142,13 +143,6 @@ def _processes() -> dict[int, tuple[int, str]]:
             continue
         out[int(entry)] = (ppid, _read(f"/proc/{entry}/cmdline").replace("\0", " "))
     return out
-
-
-def _status_kb(pid: int, name: str) -> int:
-    for line in _read(f"/proc/{pid}/status").splitlines():
-        if line.startswith(name + ":"):
-            return int(line.split()[1])
-    return 0
 
 
 def _pss_kb(pid: int) -> int:
@@ -243,8 +237,8 @@ class Sampler(threading.Thread):
         self.jvm = jvm
         values = Counter[str]()
         if jvm is not None:
-            values["driver_rss_kb"] = _status_kb(jvm, "VmRSS")
-        rss = [_status_kb(w, "VmRSS") for w in workers]
+            values["driver_rss_kb"] = status_kb(jvm, "VmRSS")
+        rss = [status_kb(w, "VmRSS") for w in workers]
         values["workers_rss_kb"] = sum(rss)
         values["worker_rss_max_kb"] = max(rss, default=0)
         if rss and max(rss) > self.peaks[self.current]["worker_rss_max_kb"]:
@@ -252,7 +246,7 @@ class Sampler(threading.Thread):
             self.worker_max_cmd[self.current] = self.cmdlines.get(top, "")[:160]
         values["workers_pss_kb"] = sum(_pss_kb(w) for w in workers)
         values["workers"] = len(workers)
-        values["bench_rss_kb"] = _status_kb(os.getpid(), "VmRSS")
+        values["bench_rss_kb"] = status_kb(os.getpid(), "VmRSS")
         with self.lock:
             peak = self.peaks[self.current]
             for k, v in values.items():
@@ -297,7 +291,7 @@ class Sampler(threading.Thread):
             return out
 
     def driver_hwm_mb(self) -> float:
-        return _status_kb(self.jvm, "VmHWM") / 1024 if self.jvm else 0.0
+        return status_kb(self.jvm, "VmHWM") / 1024 if self.jvm else 0.0
 
 
 # -- Delta reads --------------------------------------------------------------------------------

@@ -110,6 +110,20 @@ def load_text() -> str:
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
 
 
+def status_kb(pid: int, name: str) -> int:
+    """A field of ``/proc/<pid>/status`` in kB (``VmRSS``, ``VmHWM``); 0 if the process is
+    gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return 0
+    for line in text.splitlines():
+        if line.startswith(name + ":"):
+            return int(line.split()[1])
+    return 0
+
+
 # -- records -----------------------------------------------------------------------------------
 def coordinator_partition(group: str, partitions: int = MIRROR_PARTITIONS) -> int:
     """``abs(group.hashCode()) % partitions``: where Kafka keeps a group's records."""

@@ -33,10 +33,16 @@ def _ms(at: dt.datetime) -> int:
     return int(at.timestamp() * 1000)
 
 
-def _write(root: Path, table: str, rows: list[dict[str, object]]) -> None:
+def _write(root: Path, table: str, rows: list[dict[str, object]], mode: str = "append") -> None:
+    """Rows (missing columns null) into the table as the job lays it out (its partitions)."""
     target = schema(table)
     full = [{f.name: r.get(f.name) for f in target} for r in rows]
-    write_deltalake(str(root / table), pa.Table.from_pylist(full, schema=target))
+    write_deltalake(
+        str(root / table),
+        pa.Table.from_pylist(full, schema=target),
+        mode=mode,
+        partition_by=list(tables.TABLES[table].partition_by) or None,
+    )
 
 
 def _config(root: Path) -> config_mod.Config:
@@ -224,15 +230,6 @@ def test_the_consumers_answer_is_read_back_partition_by_partition() -> None:
     assert json.loads(partitions_json(kept)) == {"orders-eu-2024": [12, 3], "t": [0]}
 
 
-def _append(root: Path, table: str, rows: list[dict[str, object]], mode: str = "append") -> None:
-    target = schema(table)
-    full = [{f.name: r.get(f.name) for f in target} for r in rows]
-    kwargs: dict[str, object] = {"mode": mode}
-    if table == "member_assignments":
-        kwargs["partition_by"] = ["snapshot_date"]
-    write_deltalake(str(root / table), pa.Table.from_pylist(full, schema=target), **kwargs)
-
-
 def _interval(
     partition: int, member: str, since: int, until: int | None = None
 ) -> dict[str, object]:
@@ -257,8 +254,8 @@ def test_owners_read_poll_after_poll_are_those_of_a_whole_reading(tmp_path: Path
     cfg = _config(tmp_path)
     reader = OwnerReader(cfg)
     intervals = [_interval(0, "m1", 4), _interval(1, "m2", 4)]
-    _append(tmp_path, "partition_ownership", intervals, mode="overwrite")
-    _append(tmp_path, "member_assignments", [
+    _write(tmp_path, "partition_ownership", intervals, mode="overwrite")
+    _write(tmp_path, "member_assignments", [
         _member("m1", 4, "/h1"), _member("m2", 4, "/h2"), _member("m3", 4, "/h3"),
     ])  # fmt: skip
 
@@ -274,17 +271,17 @@ def test_owners_read_poll_after_poll_are_those_of_a_whole_reading(tmp_path: Path
     assert reader.rows_read == 0 and set(reader.hosts) == {("g", "m1"), ("g", "m2")}
     # A rebalance: m2 hands partition 1 to m4, whose row is committed a poll before its
     # interval; m1 keeps partition 0 and moves host.
-    _append(
+    _write(
         tmp_path, "member_assignments", [_member("m1", 5, "/h1b", 2), _member("m4", 5, "/h4", 2)]
     )
     poll()
     intervals = [_interval(0, "m1", 4), _interval(1, "m2", 4, 5), _interval(1, "m4", 5)]
-    _append(tmp_path, "partition_ownership", intervals, mode="overwrite")
+    _write(tmp_path, "partition_ownership", intervals, mode="overwrite")
     owners = poll()
     assert owners["g"] == {("t", 0): Owner("m1", "c-m1", "/h1b", 4),
                            ("t", 1): Owner("m4", "c-m4", "/h4", 5)}  # fmt: skip
     # An older row read later (a backlog) does not win over the newest generation.
-    _append(tmp_path, "member_assignments", [_member("m4", 3, "/old", 1)])
+    _write(tmp_path, "member_assignments", [_member("m4", 3, "/old", 1)])
     assert poll()["g"][("t", 1)].host == "/h4"
     # Compaction rewrites the files: their rows are read again, with the same outcome.
     DeltaTable(str(tmp_path / "member_assignments")).optimize.compact()
