@@ -116,6 +116,11 @@ class UpkeepConfig:
     #: Rows of ``group_snapshots`` and ``member_assignments`` whose ``snapshot_date`` is more
     #: than this many days before the stream's clock are deleted (0 = keep forever).
     history_retention_days: int = 90
+    #: Closed ``partition_ownership`` intervals whose ``to_time`` is more than this many days
+    #: before the stream's clock are deleted (0 = keep forever; open intervals always stay).
+    #: Shorter than the history's: the table is MERGEd every batch, and the MERGE reads and
+    #: rewrites every interval kept (docs/job.md, "Why 12 hours of log and a month of nothing").
+    ownership_retention_days: int = 30
 
 
 _DETECTOR = DetectorConfig()

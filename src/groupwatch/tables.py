@@ -216,7 +216,8 @@ class OwnershipRow:
 PARTITION_OWNERSHIP = Table(
     "partition_ownership",
     "Who owned each (group, topic, partition) from which generation and time to which; for "
-    "KIP-848 groups the generations are member epochs, and pending revocation counts as owned.",
+    "KIP-848 groups the generations are member epochs, and pending revocation counts as owned. "
+    "Open intervals are kept; closed ones for `upkeep.ownership_retention_days` after they end.",
     OwnershipRow,
     key=("group", "topic", "partition", "from_generation", "member_id"),
 )

@@ -304,3 +304,51 @@ def test_lag_history_is_trimmed_to_history_hours(tmp_path: Path) -> None:
     kept = DeltaTable(str(path)).to_pyarrow_table().column("end_offset").to_pylist()
     assert sorted(kept) == [2, 3]
     assert upkeep.observed_cutoff(0, now) is None
+
+
+def test_closed_ownership_intervals_expire_and_open_ones_stay(tmp_path: Path) -> None:
+    """Closed intervals that ended more than ``ownership_retention_days`` before the stream's
+    clock go; those that ended since, and every open interval however old, stay."""
+    settings = UpkeepConfig(ownership_retention_days=30)
+    path = _create(tmp_path, tables.PARTITION_OWNERSHIP, settings)
+    clock = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
+    old, recent = clock - dt.timedelta(days=31), clock - dt.timedelta(days=29)
+    ancient = clock - dt.timedelta(days=400)
+
+    def interval(partition: int, start: dt.datetime, end: dt.datetime | None) -> dict[str, object]:
+        return {
+            "group": "g",
+            "group_type": "classic",
+            "topic": "t",
+            "partition": partition,
+            "member_id": f"m{partition}",
+            "client_id": "c",
+            "from_generation": 1,
+            "from_time": start,
+            "to_generation": None if end is None else 2,
+            "to_time": end,
+        }
+
+    rows = [
+        interval(0, ancient, old),  # closed a month and a day ago: expires
+        interval(1, ancient, recent),  # closed 29 days ago: stays
+        interval(2, ancient, None),  # open for 400 days: stays
+    ]
+    deltawrite.merge_once(
+        path,
+        tables.PARTITION_OWNERSHIP,
+        deltawrite.conform(_arrow(tables.PARTITION_OWNERSHIP, rows), tables.PARTITION_OWNERSHIP),
+        APP,
+        0,
+    )
+    clock_ms = int(clock.timestamp() * 1000)
+    cutoff = upkeep.closed_cutoff(settings, clock_ms)
+    assert cutoff == clock - dt.timedelta(days=30)
+    done = upkeep.tidy(path, tables.PARTITION_OWNERSHIP, settings, None, None, cutoff)
+    assert done.expired_rows == 1
+    kept = DeltaTable(str(path)).to_pyarrow_table().column("partition").to_pylist()
+    assert sorted(kept) == [1, 2]
+    again = upkeep.tidy(path, tables.PARTITION_OWNERSHIP, settings, None, None, cutoff)
+    assert again.expired_rows == 0
+    assert upkeep.closed_cutoff(UpkeepConfig(ownership_retention_days=0), clock_ms) is None
+    assert upkeep.closed_cutoff(settings, None) is None

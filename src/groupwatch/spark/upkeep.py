@@ -53,13 +53,14 @@ def run(
     """This batch's upkeep: the tables whose turn it is, tidied; what was done to each."""
     cutoff = tidying.history_cutoff(config.upkeep, clock_ms)
     observed = tidying.observed_cutoff(config.lag.history_hours)
+    closed = tidying.closed_cutoff(config.upkeep, clock_ms)
     done = []
     for table in due(config, batch_id):
         local = locations.local_path(config.table_path(table.name))
         if local is not None:
-            result = tidying.tidy(local, table, config.upkeep, cutoff, observed)
+            result = tidying.tidy(local, table, config.upkeep, cutoff, observed, closed)
         else:
-            result = _tidy_by_spark(spark, config, table, cutoff, observed)
+            result = _tidy_by_spark(spark, config, table, cutoff, observed, closed)
         done.append(result)
         log.info(
             "batch %d: upkeep of %s: %d file(s) compacted into %d, %d vacuumed, %d expired "
@@ -83,6 +84,7 @@ def _tidy_by_spark(
     table: Table,
     cutoff: dt.date | None,
     observed: dt.datetime | None = None,
+    closed: dt.datetime | None = None,
 ) -> tidying.Tidied:
     """The same steps with Spark, for a table on an object store."""
     import time
@@ -101,6 +103,8 @@ def _tidy_by_spark(
                 target.delete(F.col(tidying.HISTORY_COLUMN) < F.lit(cutoff))
             if observed is not None and table.name in tidying.OBSERVED_TABLES:
                 target.delete(F.col(tidying.OBSERVED_COLUMN) < F.lit(observed))
+            if closed is not None and table.name in tidying.CLOSED_TABLES:
+                target.delete(F.col(tidying.CLOSED_COLUMN) < F.lit(closed))
             metrics = target.optimize().executeCompaction().first()
             if metrics is not None:
                 compacted = int(metrics["metrics"]["numFilesRemoved"])
