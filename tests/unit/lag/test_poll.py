@@ -136,12 +136,32 @@ def test_the_compact_keeper_judges_as_the_one_that_keeps_everything(
         assert a.topics == b.topics
 
 
-def test_the_compact_keeper_keeps_one_point_of_an_idle_partitions_window() -> None:
+def test_a_low_judgement_replaced_by_one_of_the_same_answer_keeps_its_window() -> None:
+    """The brokers' answer at 300 s is judged twice: with nothing waiting, then after the
+    group moved its offset back (above warn); the full keeper's window still holds the low
+    judgement at 255 s, so 90 s later the window is not lagging, in the compact keeper too
+    (found by the property test above)."""
+    rules = LagRules(stop_ms=120_000, warn_ms=30_000, window_ms=90_000)
+    verdicts = []
+    for keeper in (LagKeeper(rules), LagKeeper(rules, compact=False)):
+        keeper.observe([end(0, 1000), end(255, 0)])  # a new, shorter log
+        keeper.judge([commit(200, 250)], {})
+        keeper.observe([end(300, 5)])
+        keeper.judge([commit(200, 250)], {})  # 200 >= 5: nothing waits
+        keeper.judge([commit(0, 299)], {}, stale=True)  # moved back: 5 wait, 36 s
+        keeper.observe([end(390, 5)])
+        verdicts.append([r.status for r in keeper.judge([commit(0, 299)], {}).rows])
+    assert verdicts == [["ok"], ["ok"]]
+
+
+def test_the_compact_keeper_keeps_two_points_of_an_idle_partitions_window() -> None:
+    """The newest judgement and the one before it (in case the newest is replaced by a
+    judgement of the same answer), not the window's twenty."""
     keeper = LagKeeper(RULES)
     for t in range(0, 3000, 15):
         keeper.observe([end(t, 100)])
         keeper.judge([commit(100, t)], {"g": {("t", 0): A}})
-    assert len(keeper.tracks[("g", "t", 0)].recent) == 1
+    assert keeper.tracks[("g", "t", 0)].recent == ((2970_000, 0.0), (2985_000, 0.0))
     full = LagKeeper(RULES, compact=False)
     for t in range(0, 3000, 15):
         full.observe([end(t, 100)])

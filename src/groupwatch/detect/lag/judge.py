@@ -83,9 +83,11 @@ def judge(
 
     ``compact`` (the job's keeper, which judges every partition at every poll): ``history``
     holds no observation from before the log end last went backwards, and a judgement that
-    cannot be part of a lagging window (at or below ``warn``, or unknown) is kept alone in the
-    track, since it alone decides every window it is in or anchors (see :func:`_lagging`):
-    the same verdicts, without a window of points per partition in memory."""
+    cannot be part of a lagging window (at or below ``warn``, or unknown) drops the track's
+    older ones, since it alone decides every window it is in or anchors (see :func:`_lagging`);
+    only the judgements since the previous low one stay beside it, for a judgement of the same
+    answer that replaces it (:func:`_after_low`): the same verdicts, without a window of points
+    per partition in memory."""
     track = track or Track()
     newest = history[-1] if history else None
     if newest is None:
@@ -108,7 +110,9 @@ def judge(
     lagging_s = None if seconds is None else max(0.0, seconds - unseen_s)
     point = lagging_s if lag else 0.0
     if compact and (point is None or point * 1000.0 <= rules.warn_ms):
-        recent: tuple[tuple[int, float | None], ...] = ((at, point),)
+        recent: tuple[tuple[int, float | None], ...] = _after_low(
+            track.recent, at, rules.warn_ms
+        ) + ((at, point),)
     else:
         recent = _window(track.recent, at, point, rules.window_ms)
     status: Status
@@ -144,6 +148,22 @@ def _window(
     inside = [i for i, p in enumerate(points) if p[0] >= at - window_ms]
     first = max(0, inside[0] - 1) if inside else len(points) - 1
     return tuple(points[first:])
+
+
+def _after_low(
+    recent: tuple[tuple[int, float | None], ...], at: int, warn_ms: int
+) -> tuple[tuple[int, float | None], ...]:
+    """The judgements before ``at`` a compact track keeps beside a low one at ``at``: from the
+    newest low one (at or below ``warn``, or unknown) on, or all if none is.  A low judgement
+    decides every window it is in or anchors, so older ones never count again, unless this one
+    is replaced: a poll that judges the same answer again (the brokers did not answer, or no
+    newer answer came) replaces it, and the window it then makes needs what came before."""
+    before = [p for p in recent if p[0] < at]
+    for i in range(len(before) - 1, -1, -1):
+        seconds = before[i][1]
+        if seconds is None or seconds * 1000.0 <= warn_ms:
+            return tuple(before[i:])
+    return tuple(before)
 
 
 def _lagging(recent: tuple[tuple[int, float | None], ...], at: int, rules: LagRules) -> bool:
