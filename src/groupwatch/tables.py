@@ -42,6 +42,12 @@ def timestamp(ms: int | None) -> dt.datetime | None:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
 
 
+def utc_date(ms: int | None) -> dt.date | None:
+    """The UTC day of a Kafka timestamp (``None`` as :func:`timestamp`)."""
+    moment = timestamp(ms)
+    return None if moment is None else moment.date()
+
+
 def _source_topic() -> Any:
     return column("string", "topic the record was read from")
 
@@ -68,6 +74,13 @@ class Table:
     partition_by: tuple[str, ...] = ()
     #: Columns that identify a row; empty for append-only tables.
     key: tuple[str, ...] = ()
+    #: A predicate on the partition columns that every row a MERGE can match satisfies: added
+    #: to the MERGE's condition on the table's side, so that the files of the other partitions
+    #: are neither read nor rewritten (empty: a MERGE may match any row).
+    mergeable: str = ""
+    #: Columns a table made by an older groupwatch gains filled from its other columns, as
+    #: (column, Spark SQL expression): a partition column added since must hold its value.
+    derived: tuple[tuple[str, str], ...] = ()
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -211,15 +224,24 @@ class OwnershipRow:
     to_time: dt.datetime | None = column(
         "timestamp", "source timestamp of that snapshot; null while open"
     )
+    to_date: dt.date | None = column(
+        "date", "UTC date of to_time; null while open (partition column)"
+    )
 
 
 PARTITION_OWNERSHIP = Table(
     "partition_ownership",
     "Who owned each (group, topic, partition) from which generation and time to which; for "
     "KIP-848 groups the generations are member epochs, and pending revocation counts as owned. "
-    "Open intervals are kept; closed ones for `upkeep.ownership_retention_days` after they end.",
+    "Partitioned by the day an interval closed, the open ones together, so that the MERGE of "
+    "each batch (which closes open intervals and opens new ones) reads and rewrites the open "
+    "ones only. Open intervals are kept; closed ones for `upkeep.ownership_retention_days` "
+    "after they end.",
     OwnershipRow,
+    partition_by=("to_date",),
     key=("group", "topic", "partition", "from_generation", "member_id"),
+    mergeable="`to_date` IS NULL",
+    derived=(("to_date", "to_date(`to_time`)"),),
 )
 
 
@@ -266,6 +288,7 @@ class OwnershipInterval:
             from_time=timestamp(self.from_time_ms),
             to_generation=to_generation,
             to_time=timestamp(to_time_ms),
+            to_date=utc_date(to_time_ms),
         )
 
 

@@ -8,10 +8,10 @@ the time of each commit (delta-rs and Spark read the log from the newest checkpo
 configuration, not by uptime:
 
 1. history retention: ``snapshot_date`` partitions older than ``upkeep.history_retention_days``
-   (before the stream's clock) are deleted (whole files, nothing rewritten); closed
-   ``partition_ownership`` intervals that ended more than ``upkeep.ownership_retention_days``
-   before it, and the lag history tables' rows older than ``lag.history_hours``, likewise (the
-   files that held them rewritten);
+   (before the stream's clock) are deleted (whole files, nothing rewritten), and so are the
+   ``partition_ownership`` intervals that closed more than ``upkeep.ownership_retention_days``
+   before it (``to_date`` partitions); the lag history tables' rows older than
+   ``lag.history_hours`` too (the files that held them rewritten);
 2. compaction: files smaller than ``upkeep.target_file_mb`` in a partition (or an unpartitioned
    table) are rewritten into as few files as that size allows;
 3. VACUUM: files no version within ``delta.deletedFileRetentionDuration`` refers to are removed;
@@ -68,22 +68,20 @@ def history_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None
     return today - dt.timedelta(days=days)
 
 
-#: The table whose closed intervals expire, and the column they expire by (null while open).
+#: The table whose closed intervals expire, and its partition column they expire by (the day
+#: an interval closed; null while open).
 CLOSED_TABLES = ("partition_ownership",)
-CLOSED_COLUMN = "to_time"
+CLOSED_COLUMN = "to_date"
 
 
-def closed_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.datetime | None:
-    """The oldest end of a closed ownership interval kept: ``ownership_retention_days``
-    before the stream's clock, as the history's cutoff; None: keep everything."""
+def closed_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None:
+    """The first day of closed ownership intervals kept: ``ownership_retention_days`` before
+    the stream's clock, as the history's cutoff; None: keep everything."""
     days = upkeep.ownership_retention_days
     if days <= 0 or clock_ms is None:
         return None
-    return dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.UTC) - dt.timedelta(days=days)
-
-
-def _stamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    today = dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.UTC).date()
+    return today - dt.timedelta(days=days)
 
 
 @dataclass(frozen=True)
@@ -135,7 +133,7 @@ def tidy(
     upkeep: UpkeepConfig,
     cutoff: dt.date | None,
     observed_before: dt.datetime | None = None,
-    closed_before: dt.datetime | None = None,
+    closed_before: dt.date | None = None,
 ) -> Tidied:
     """One upkeep of the table at ``path`` (steps in the module's doc); ``observed_before``:
     the lag history tables' rows observed before it are deleted; ``closed_before``: the
@@ -146,13 +144,14 @@ def tidy(
     try:
         target = DeltaTable(str(path))
         if observed_before is not None and table.name in OBSERVED_TABLES:
-            stamp = _stamp(observed_before)
+            stamp = observed_before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             done = target.delete(f"{OBSERVED_COLUMN} < '{stamp}'", commit_properties=_note())
             counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
         if closed_before is not None and table.name in CLOSED_TABLES:
-            # An open interval's end is null: the comparison is never true for it.
-            stamp = _stamp(closed_before)
-            done = target.delete(f"{CLOSED_COLUMN} < '{stamp}'", commit_properties=_note())
+            # On the partition column, whole files go; an open interval's is null, and the
+            # comparison is never true for it.
+            day = closed_before.isoformat()
+            done = target.delete(f"{CLOSED_COLUMN} < '{day}'", commit_properties=_note())
             counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
         if cutoff is not None and HISTORY_COLUMN in table.partition_by:
             old = [

@@ -25,3 +25,38 @@ def test_missing_columns_are_added(spark, tmp_path: Path) -> None:  # type: igno
     assert tuple(df.columns) == tables.GROUP_STATE.column_names
     row = df.collect()[0]
     assert (row.group, row.batch_id, row.pending_until) == ("g", 1, None)
+
+
+def test_ownership_made_unpartitioned_is_rewritten_by_the_day_intervals_closed(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path
+) -> None:
+    """``partition_ownership`` as groupwatch wrote it before it was partitioned (no
+    ``to_date``): one rewrite at start, every row kept, ``to_date`` filled from ``to_time``,
+    the job's transaction ids kept (a replayed batch is still skipped); a second start does
+    nothing."""
+    import datetime as dt
+
+    from deltalake import DeltaTable
+
+    cfg = config.load(None, env={}, overrides=[f"delta.root={tmp_path / 'delta'}"])
+    table = tables.PARTITION_OWNERSHIP
+    path = cfg.table_path(table.name)
+    old = [c for c in table.columns if c.name != "to_date"]
+    closed = dt.datetime(2026, 11, 20, 23, 30, tzinfo=dt.UTC)
+    rows = [
+        ("g", "classic", "t", 0, "m1", "c", 1, closed, 2, closed),
+        ("g", "classic", "t", 0, "m2", "c", 2, closed, None, None),
+    ]
+    with sinks.transaction(spark, sinks.APP_ID, 7):
+        spark.createDataFrame(rows, ", ".join(f"`{c.name}` {c.ddl}" for c in old)).write.format(
+            "delta"
+        ).save(path)
+    sinks.ensure_tables(spark, cfg)
+    target = DeltaTable(path)
+    assert target.metadata().partition_columns == ["to_date"]
+    assert target.transaction_version(sinks.APP_ID) == 7
+    got = sorted((r["member_id"], r["to_date"]) for r in target.to_pyarrow_table().to_pylist())
+    assert got == [("m1", dt.date(2026, 11, 20)), ("m2", None)]
+    version = target.version()
+    sinks.ensure_tables(spark, cfg)
+    assert DeltaTable(path).version() == version

@@ -52,6 +52,7 @@ def _interval(member: str | None, start: int, end: int | None) -> dict[str, Any]
         "from_time": T0,
         "to_generation": end,
         "to_time": T0 if end is not None else None,
+        "to_date": T0.date() if end is not None else None,
     }
 
 
@@ -91,6 +92,29 @@ def test_ownership_intervals_are_upserted_on_the_key_null_safely(tmp_path: Path)
     assert deltawrite.merge_once(path, table, _arrow(table, moved), APP, 2)
     assert not deltawrite.merge_once(path, table, _arrow(table, opened), APP, 2)
     assert _rows(path) == sorted(moved, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def test_an_ownership_merge_reads_the_open_intervals_only(tmp_path: Path) -> None:
+    """The closed intervals of earlier days (the table's history) are another partition: a
+    batch's MERGE neither reads nor rewrites their files."""
+    table = tables.PARTITION_OWNERSHIP
+    path = _create(tmp_path, table)
+    days = [T0 - dt.timedelta(days=d) for d in (3, 2, 1)]
+    history = [
+        {**_interval(f"old{d}", 1, 2), "to_time": day, "to_date": day.date()}
+        for d, day in enumerate(days)
+    ]
+    assert deltawrite.merge_once(path, table, _arrow(table, history), APP, 1)
+    assert deltawrite.merge_once(path, table, _arrow(table, [_interval("m", 5, None)]), APP, 2)
+    before = {f for f in DeltaTable(str(path)).file_uris() if "to_date=2026-11-2" in f}
+    moved = [_interval("m", 5, 6), _interval("n", 6, None)]
+    assert deltawrite.merge_once(path, table, _arrow(table, moved), APP, 3)
+    metrics = DeltaTable(str(path)).history(1)[0]["operationMetrics"]
+    # One file of open intervals scanned, the three days' files skipped.
+    scanned = metrics["num_target_files_scanned"], metrics["num_target_files_skipped_during_scan"]
+    assert scanned == (1, 3)
+    assert len(before) == 3 and before <= set(DeltaTable(str(path)).file_uris())
+    assert len(_rows(path)) == 5
 
 
 def test_an_insert_only_merge_leaves_a_present_row_alone(tmp_path: Path) -> None:

@@ -307,8 +307,9 @@ def test_lag_history_is_trimmed_to_history_hours(tmp_path: Path) -> None:
 
 
 def test_closed_ownership_intervals_expire_and_open_ones_stay(tmp_path: Path) -> None:
-    """Closed intervals that ended more than ``ownership_retention_days`` before the stream's
-    clock go; those that ended since, and every open interval however old, stay."""
+    """Closed intervals that ended on a day more than ``ownership_retention_days`` before the
+    stream's clock go (their partitions); those that ended since, and every open interval
+    however old, stay."""
     settings = UpkeepConfig(ownership_retention_days=30)
     path = _create(tmp_path, tables.PARTITION_OWNERSHIP, settings)
     clock = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
@@ -327,6 +328,7 @@ def test_closed_ownership_intervals_expire_and_open_ones_stay(tmp_path: Path) ->
             "from_time": start,
             "to_generation": None if end is None else 2,
             "to_time": end,
+            "to_date": None if end is None else end.date(),
         }
 
     rows = [
@@ -343,7 +345,7 @@ def test_closed_ownership_intervals_expire_and_open_ones_stay(tmp_path: Path) ->
     )
     clock_ms = int(clock.timestamp() * 1000)
     cutoff = upkeep.closed_cutoff(settings, clock_ms)
-    assert cutoff == clock - dt.timedelta(days=30)
+    assert cutoff == (clock - dt.timedelta(days=30)).date()
     done = upkeep.tidy(path, tables.PARTITION_OWNERSHIP, settings, None, None, cutoff)
     assert done.expired_rows == 1
     kept = DeltaTable(str(path)).to_pyarrow_table().column("partition").to_pylist()

@@ -180,6 +180,10 @@ def _merge(
         predicate = " AND ".join(f"(t.`{k}` IS NOT DISTINCT FROM s.`{k}`)" for k in keys)
     else:
         predicate = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
+    if table.mergeable:
+        # The other partitions' files pruned before the join (delta-rs reads the predicate's
+        # partition filter); without it, a MERGE reads and rewrites the history too.
+        predicate += f" AND (t.{table.mergeable})"
     merger = target.merge(
         conform(data, table),
         predicate,

@@ -218,11 +218,12 @@ class OwnerReader:
     """group -> partition -> owner now, read poll after poll: ``partition_ownership``'s open
     intervals, each owner's newest host from ``member_assignments``.
 
-    Both tables grow with uptime: ``partition_ownership`` keeps every interval ever opened,
-    ``member_assignments`` a row per member per snapshot for ``upkeep.history_retention_days``.
-    Read whole at every poll they cost a poll more each day the job runs (a month of a busy
-    cluster's snapshots is hundreds of millions of member rows).  So only the open intervals
-    leave the scan (the filter runs in Arrow), and each file of ``member_assignments`` is read
+    Both tables grow with uptime: ``partition_ownership`` keeps the closed intervals for
+    ``upkeep.ownership_retention_days``, ``member_assignments`` a row per member per snapshot
+    for ``upkeep.history_retention_days``.  Read whole at every poll they cost a poll more each
+    day the job runs (a month of a busy cluster's snapshots is hundreds of millions of member
+    rows).  So only the open intervals' partition is read (the closed ones are partitioned by
+    the day they closed), and each file of ``member_assignments`` is read
     once: appends and compaction write new files, so a file already read holds nothing new (a
     compacted file's rows are read again, harmlessly).  The hosts are kept for the members that
     own a partition now, and for one poll more for the members of the files just read: a
@@ -248,7 +249,7 @@ class OwnerReader:
             self.config,
             tables.PARTITION_OWNERSHIP,
             ["group", "topic", "partition", "member_id", "client_id", "from_generation"],
-            pc.field("to_generation").is_null(),
+            pc.field("to_date").is_null() & pc.field("to_generation").is_null(),
         )
         out: dict[str, dict[TP, Owner]] = {}
         owners: dict[tuple[str, str, str | None, int | None], Owner] = {}

@@ -45,6 +45,7 @@ def ensure_tables(spark: SparkSession, config: Config) -> None:
         path = config.table_path(table.name)
         if DeltaTable.isDeltaTable(spark, path):
             _add_missing_columns(spark, path, table)
+            _repartition(spark, path, table)
             _set_properties(spark, path, wanted)
             continue
         builder = DeltaTable.createIfNotExists(spark).location(path)
@@ -81,6 +82,43 @@ def _add_missing_columns(spark: SparkSession, path: str, table: Table) -> None:
             for c in missing
         )
         spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ({added})")
+
+
+def _repartition(spark: SparkSession, path: str, table: Table) -> None:
+    """A table made by an older groupwatch with other partition columns is rewritten once,
+    partitioned as declared, its derived columns filled (``partition_ownership`` before it
+    was partitioned by the day an interval closed).  One overwrite commit: a start killed
+    during it finds the table as it was, and does it again.  The transaction ids of the job's
+    writes are kept (they are table state, not rows)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    detail = DeltaTable.forPath(spark, path).detail().select("partitionColumns").first()
+    have = tuple(detail["partitionColumns"] or ()) if detail is not None else ()
+    if have == table.partition_by:
+        return
+    started = time.monotonic()
+    data = spark.read.format("delta").load(path)
+    for name, expression in table.derived:
+        data = data.withColumn(name, F.coalesce(F.col(name), F.expr(expression)))
+    rows = data.count()
+    log.warning(
+        "%s: rewriting %d row(s) partitioned by %s (was %s), once",
+        table.name,
+        rows,
+        ", ".join(table.partition_by) or "nothing",
+        ", ".join(have) or "nothing",
+    )
+    with commit_note(spark, upkeep.UPKEEP_NOTE):
+        (
+            conform(data, table)
+            .write.format("delta")
+            .mode("overwrite")
+            .option("overwriteSchema", "true")
+            .partitionBy(*table.partition_by)
+            .save(path)
+        )
+    log.info("%s: rewritten in %.1f s", table.name, time.monotonic() - started)
 
 
 def on_driver(config: Config, rows: int) -> bool:
@@ -132,6 +170,8 @@ def merge(
 
     target = DeltaTable.forPath(spark, config.table_path(table.name))
     on = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in table.key)
+    if table.mergeable:
+        on += f" AND t.{table.mergeable}"
     builder = target.alias("t").merge(conform(df, table).alias("s"), on)
     if update:
         builder = builder.whenMatchedUpdateAll()

@@ -84,7 +84,7 @@ def _tidy_by_spark(
     table: Table,
     cutoff: dt.date | None,
     observed: dt.datetime | None = None,
-    closed: dt.datetime | None = None,
+    closed: dt.date | None = None,
 ) -> tidying.Tidied:
     """The same steps with Spark, for a table on an object store."""
     import time
