@@ -91,7 +91,7 @@ def main() -> int:
     from kafka.admin import KafkaAdminClient, NewTopic
 
     from groupwatch.detect.lag.brokers import end_offsets
-    from groupwatch.spark.lag import OffsetAsker
+    from groupwatch.spark.lag import OffsetAsker, by_topic
     from groupwatch.spark.session import build_session
     from groupwatch_dev.broker import LocalBroker
 
@@ -125,10 +125,13 @@ def main() -> int:
         asker, admin_asker = OffsetAsker(spark, cfg), AdminAsker(spark, cfg)
         times: dict[str, list[float]] = {"job": [], "admin": [], "kafka-python": []}
 
+        wanted = by_topic(partitions)
+
         def job_ask() -> dict[TP, tuple[int, int]]:
+            answer = asker.ask(wanted)
             return {
                 (e.topic, e.partition): (e.start_offset, e.end_offset)
-                for e in asker.ask(partitions)
+                for e in ([] if answer is None else answer.offsets())
             }
 
         def python_ask() -> dict[TP, tuple[int, int]]:

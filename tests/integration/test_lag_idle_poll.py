@@ -40,19 +40,19 @@ def quiet_broker() -> Iterator[str]:
     yield from local_broker(f"pytest-idle-{os.getpid()}")
 
 
-def _commit_once(broker: str, offset: int) -> None:
+def _commit_once(broker: str, topic: str, group: str, offset: int) -> None:
     """The group commits ``offset`` (a manually assigned consumer: no membership, so nothing
     more reaches ``__consumer_offsets`` once it closes)."""
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": broker, "group.id": GROUP, "enable.auto.commit": False}
+        {"bootstrap.servers": broker, "group.id": group, "enable.auto.commit": False}
     )
     deadline = time.monotonic() + 60
     try:
         while True:
             try:
-                consumer.commit(offsets=[TopicPartition(TOPIC, 0, offset)], asynchronous=False)
+                consumer.commit(offsets=[TopicPartition(topic, 0, offset)], asynchronous=False)
                 return
             except KafkaException:
                 # A fresh broker's coordinator is still loading ``__consumer_offsets``.
@@ -89,18 +89,23 @@ def _wait(what: str, seconds: float, check: Any) -> Any:
         time.sleep(0.5)
 
 
+@pytest.mark.parametrize("judge_process", [False, True], ids=["driver-thread", "own-process"])
 def test_a_stopped_consumer_is_judged_while_no_batch_runs(
-    quiet_broker: str, spark: Any, tmp_path: Path
+    quiet_broker: str, spark: Any, tmp_path: Path, judge_process: bool
 ) -> None:
+    """Judged in a driver thread, and in a process of its own (``lag.judge_process``): each
+    on a topic and group of its own."""
     from groupwatch.spark.query import QUERY_NAME, GroupwatchQuery
 
+    suffix = "-process" if judge_process else ""
+    topic, group = TOPIC + suffix, GROUP + suffix
     broker = quiet_broker
-    create_topic(broker, TOPIC, 1)
+    create_topic(broker, topic, 1)
     producer = KafkaProducer(bootstrap_servers=broker, linger_ms=5)
     for i in range(BEFORE):
-        producer.send(TOPIC, value=b"order-%d" % i, partition=0)
+        producer.send(topic, value=b"order-%d" % i, partition=0)
     producer.flush()
-    _commit_once(broker, BEFORE)
+    _commit_once(broker, topic, group, BEFORE)
     cfg = make_config(
         broker,
         tmp_path,
@@ -108,6 +113,7 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
         "job.trigger_interval=1 second",
         "lag.poll_seconds=1",
         f"lag.stop_seconds={STOP_SECONDS}",
+        f"lag.judge_process={str(judge_process).lower()}",
     )
     lag_path = Path(cfg.table_path("partition_lag"))
     findings_path = Path(cfg.table_path("findings"))
@@ -121,7 +127,7 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
     def produce() -> None:
         i = BEFORE
         while not stop_producing.wait(0.3):
-            producer.send(TOPIC, value=b"order-%d" % i, partition=0)
+            producer.send(topic, value=b"order-%d" % i, partition=0)
             producer.flush()
             producing.set()
             i += 1
@@ -136,7 +142,7 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
             lambda: [
                 r
                 for r in _rows(lag_path)
-                if r["group"] == GROUP and r["committed_offset"] == BEFORE
+                if r["group"] == group and r["committed_offset"] == BEFORE
             ],
         )
         # The query idle: no batch under way, none waiting.
@@ -157,12 +163,12 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
             lambda: [
                 f
                 for f in _rows(findings_path)
-                if f["kind"] == "consumer_stopped" and f["group"] == GROUP
+                if f["kind"] == "consumer_stopped" and f["group"] == group
             ],
         )
         assert len(stopped) == 1
-        assert stopped[0]["topic"] == TOPIC and stopped[0]["partition"] == 0
-        (row,) = [r for r in _rows(lag_path) if r["group"] == GROUP]
+        assert stopped[0]["topic"] == topic and stopped[0]["partition"] == 0
+        (row,) = [r for r in _rows(lag_path) if r["group"] == group]
         assert row["status"] == "stopped"
         assert row["committed_offset"] == BEFORE and row["lag_records"] > 0
         # Judged by the driver's polls alone: no micro-batch ran since the commits stopped.
@@ -170,6 +176,10 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
         assert idle.polls > polls
         assert time.monotonic() - started < WITHIN_SECONDS
         assert query.isActive and query.exception() is None
+        if judge_process:
+            from groupwatch.spark.lag_process import LagProcess
+
+            assert isinstance(job.lag.judging, LagProcess) and job.lag.judging.pid is not None
     finally:
         stop_producing.set()
         if feeder.is_alive():
@@ -177,3 +187,4 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
         producer.close()
         idle.stop()
         query.stop()
+        job.lag.close()

@@ -99,6 +99,7 @@ def run_job(
     finally:
         if polling is not None:
             polling.stop()
+        job.lag.close()
         # Spark tells its listeners that the query ended from its own thread, after stop()
         # returns; exiting before that call arrives makes the JVM log a stack trace about
         # the Python side that vanished.

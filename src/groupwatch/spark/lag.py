@@ -22,7 +22,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import SparkSession
 
+    from groupwatch.spark.lag_process import LagProcess
     from groupwatch.spark.metrics import JobMetrics
 
 log = logging.getLogger("groupwatch.job")
@@ -62,13 +63,18 @@ def parse_offsets(text: str) -> dict[TP, int]:
     return {(t, int(p)): int(o) for t, p, o in _RESULT.findall(text)}
 
 
-def partitions_json(kept: Iterable[TP]) -> str:
-    """``{"topic": [partition, ...], ...}``: the partitions as the Kafka connector's
-    ``JsonUtils.partitions`` reads them."""
+def by_topic(kept: Iterable[TP]) -> dict[str, list[int]]:
+    """Partitions grouped by topic, in the order given."""
     by: dict[str, list[int]] = {}
     for topic, partition in kept:
         by.setdefault(topic, []).append(partition)
-    return json.dumps(by, separators=(",", ":"))
+    return by
+
+
+def partitions_json(kept: Iterable[TP]) -> str:
+    """``{"topic": [partition, ...], ...}``: the partitions as the Kafka connector's
+    ``JsonUtils.partitions`` reads them."""
+    return json.dumps(by_topic(kept), separators=(",", ":"))
 
 
 class OffsetAsker:
@@ -85,7 +91,7 @@ class OffsetAsker:
         self.spark = spark
         self.config = config
         self.timeout = timeout
-        self._request: tuple[tuple[TP, ...], Any] | None = None
+        self._request: tuple[tuple[tuple[str, tuple[int, ...]], ...], Any] | None = None
 
     def _properties(self) -> Any:
         from groupwatch.spark.pipelines import kafka_source_options
@@ -99,12 +105,13 @@ class OffsetAsker:
         props.setProperty("enable.auto.commit", "false")
         return props
 
-    def _partitions(self, kept: tuple[TP, ...]) -> Any:
+    def _partitions(self, kept: tuple[tuple[str, tuple[int, ...]], ...]) -> Any:
         """A ``java.util.List<TopicPartition>`` of ``kept``, built in the JVM."""
         if self._request is not None and self._request[0] == kept:
             return self._request[1]
         jvm: Any = self.spark.sparkContext._jvm
-        array = jvm.org.apache.spark.sql.kafka010.JsonUtils.partitions(partitions_json(kept))
+        text = partitions_json((t, p) for t, ps in kept for p in ps)
+        array = jvm.org.apache.spark.sql.kafka010.JsonUtils.partitions(text)
         # Py4J finds no varargs method for an array (``Arrays.asList``): Scala wraps it.
         wrapped = jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(array)
         request = jvm.java.util.ArrayList(
@@ -113,12 +120,11 @@ class OffsetAsker:
         self._request = (kept, request)
         return request
 
-    def ask(self, partitions: Iterable[TP]) -> list[EndOffset]:
-        """Start and end offsets of the partitions of the topics that exist (a failure
-        raises)."""
-        wanted = sorted(set(partitions))
+    def ask(self, wanted: Mapping[str, Sequence[int]]) -> Answer | None:
+        """The brokers' answer for the partitions of the topics that exist (None: no wanted
+        topic exists; a failure raises)."""
         if not wanted:
-            return []
+            return None
         jvm: Any = self.spark.sparkContext._jvm
         unit = jvm.java.util.concurrent.TimeUnit.SECONDS
         wait = jvm.java.time.Duration.ofSeconds(self.timeout)
@@ -129,23 +135,37 @@ class OffsetAsker:
             options = jvm.org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(True)
             listed = str(admin.listTopics(options).names().get(self.timeout + 5, unit).toString())
             names = set(listed.strip("[]").split(", "))
-            kept = tuple((t, p) for t, p in wanted if t in names)
+            kept = tuple(sorted((t, tuple(sorted(ps))) for t, ps in wanted.items() if t in names))
             if not kept:
-                return []
+                return None
             request = self._partitions(kept)
             consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(props)
-            ends = parse_offsets(str(consumer.endOffsets(request, wait).toString()))
+            ends = str(consumer.endOffsets(request, wait).toString())
             observed = int(time.time() * 1000)
-            starts = parse_offsets(str(consumer.beginningOffsets(request, wait).toString()))
+            starts = str(consumer.beginningOffsets(request, wait).toString())
         finally:
             closing = jvm.java.time.Duration.ofSeconds(2)
             for client in (consumer, admin):
                 if client is not None:
                     client.close(closing)
+        return Answer(ends, starts, observed)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Answer:
+    """The brokers' answer to one poll, as the JVM's texts (taken apart where it is judged:
+    in the driver, or in the process of its own, ``lag.judge_process``)."""
+
+    ends: str
+    starts: str
+    observed_ms: int
+
+    def offsets(self) -> list[EndOffset]:
+        """An ``EndOffset`` per partition with a log end (sorted)."""
+        ends, starts = parse_offsets(self.ends), parse_offsets(self.starts)
         return [
-            EndOffset(t, p, starts.get((t, p), 0), ends[(t, p)], observed)
-            for t, p in kept
-            if (t, p) in ends
+            EndOffset(t, p, starts.get((t, p), 0), end, self.observed_ms)
+            for (t, p), end in sorted(ends.items())
         ]
 
 
@@ -423,10 +443,65 @@ def _arrow(table: tables.Table, rows: list[dict[str, Any]]) -> pa.Table:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Judged:
-    """A poll judged, not yet written: its verdicts and the brokers' answers."""
+    """A poll judged, not yet written: its verdicts and the brokers' answers.  Judged in a
+    process of its own, ``result.rows`` holds only what the driver needs of them (the alerting
+    rows, or every row with ``lag.partition_metrics``) and ``ends`` nothing: the rows and
+    answers stay there, to be written there."""
 
     result: PollResult
     ends: list[EndOffset]
+    #: The brokers' newest answer so far (epoch ms), the age of lag's figures.
+    last_ok_ms: int | None = None
+
+
+class LagJudge:
+    """The part of a poll that needs no Spark: the commits and owners read from the tables,
+    the keeper's judgement, the lag tables and findings written with delta-rs.  Lives in the
+    driver, or in a process of its own (:mod:`groupwatch.spark.lag_process`), where the
+    keeper's millions of values and the seconds of a judgement at fleet scale take nothing
+    from the batches' interpreter."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.keeper = LagKeeper(config.lag.rules())
+        self.owners = OwnerReader(config)
+        self._loaded = False
+        self._commits: list[Commit] = []
+        self._last: Judged | None = None
+
+    def wanted(self) -> dict[str, list[int]]:
+        """The partitions to ask the brokers for: those some group commits to (the commits
+        read now are the ones the next judgement judges)."""
+        if not self._loaded:
+            history_ms = self.config.lag.history_hours * 3_600_000
+            self.keeper.observe(read_history(self.config, int(time.time() * 1000) - history_ms))
+            self._loaded = True
+        self._commits = read_commits(self.config)
+        return by_topic(sorted({(c.topic, c.partition) for c in self._commits}))
+
+    def judge(self, answer: Answer | None, stale: bool, known_ms: int | None) -> Judged:
+        """The commits read by :meth:`wanted` judged with the brokers' ``answer`` (None with
+        ``stale``: they did not answer)."""
+        history_ms = self.config.lag.history_hours * 3_600_000
+        now_ms = int(time.time() * 1000)
+        ends = [] if answer is None else answer.offsets()
+        self.keeper.observe(ends)
+        self.keeper.forget_older(now_ms - history_ms)
+        result = self.keeper.judge(
+            self._commits, self.owners.read(), stale=stale, known_ms=known_ms
+        )
+        self._commits = []
+        self._last = Judged(result, ends, self.keeper.last_ok_ms)
+        return self._last
+
+    def write(self) -> None:
+        """The last judgement's rows, answers and findings written (once)."""
+        judged, self._last = self._last, None
+        if judged is not None:
+            write_tables(self.config, judged.result, judged.ends)
+
+    def close(self) -> None:
+        """Nothing to end in the driver."""
 
 
 class LagPoller:
@@ -438,16 +513,21 @@ class LagPoller:
         self.spark = spark
         self.config = config
         self.metrics = metrics
-        self.keeper = LagKeeper(config.lag.rules())
         self.asker = OffsetAsker(spark, config)
-        self.owners = OwnerReader(config)
+        self.judging: LagJudge | LagProcess
+        if config.lag.judge_process:
+            from groupwatch.spark.lag_process import LagProcess
+
+            self.judging = LagProcess(config)
+        else:
+            self.judging = LagJudge(config)
         self.every = config.lag.poll_seconds
+        self._last_ok_ms: int | None = None
         self._polled_at: float | None = None
         #: How long the last poll took: the next is due no sooner than twice that after it.
         self._took = 0.0
         self._stretched = False
         self._warned_at: float | None = None
-        self._loaded = False
         self._series: set[tuple[str, ...]] = set()
         #: One poll judges at a time (the keeper is its memory).
         self._judging = threading.Lock()
@@ -508,9 +588,12 @@ class LagPoller:
             collecting = gc.isenabled()
             gc.disable()
             switching = sys.getswitchinterval()
-            sys.setswitchinterval(min(switching, POLL_SWITCH_INTERVAL))
+            if not self.config.lag.judge_process:
+                sys.setswitchinterval(min(switching, POLL_SWITCH_INTERVAL))
             try:
-                return self._judge(known_ms)
+                judged = self._judge(known_ms)
+                self._last_ok_ms = judged.last_ok_ms
+                return judged
             finally:
                 sys.setswitchinterval(switching)
                 if collecting:
@@ -521,7 +604,11 @@ class LagPoller:
         """A judged poll's rows and findings written, its metrics set (the lag tables' and the
         findings' writers kept apart by the caller)."""
         began = time.monotonic()
-        self._write(judged.result, judged.ends)
+        self._write(judged)
+        for f in judged.result.opened:
+            log.warning("lag: %s %s: %s", f.kind, f.group, f.detail)
+            if self.metrics is not None:
+                self.metrics.findings.labels(f.kind, f.severity).inc()
         for finding_id, kind in judged.result.resolved:
             log.info("lag: %s %s resolved (the state ended)", kind, finding_id)
         self._metrics(judged.result)
@@ -545,23 +632,14 @@ class LagPoller:
                 log.info("lag: polls are lag.poll_seconds (%d s) apart again", self.every)
 
     def _judge(self, known_ms: int | None) -> Judged:
-        history_ms = self.config.lag.history_hours * 3_600_000
-        now_ms = int(time.time() * 1000)
-        if not self._loaded:
-            self.keeper.observe(read_history(self.config, now_ms - history_ms))
-            self._loaded = True
-        commits = read_commits(self.config)
-        stale = False
-        ends: list[EndOffset] = []
+        wanted = self.judging.wanted()
+        answer, stale = None, False
         try:
-            ends = self.asker.ask({(c.topic, c.partition) for c in commits})
+            answer = self.asker.ask(wanted)
         except Exception as exc:  # noqa: BLE001 - Py4J raises one type for every Java failure
             stale = True
             self._warn(exc)
-        self.keeper.observe(ends)
-        self.keeper.forget_older(now_ms - history_ms)
-        result = self.keeper.judge(commits, self.owners.read(), stale=stale, known_ms=known_ms)
-        return Judged(result, ends)
+        return self.judging.judge(answer, stale, known_ms)
 
     def _warn(self, exc: Exception) -> None:
         from groupwatch.spark.preflight import java_cause
@@ -576,52 +654,8 @@ class LagPoller:
                 java_cause(exc),
             )
 
-    def _write(self, result: PollResult, ends: list[EndOffset]) -> None:
-        from deltalake import write_deltalake
-
-        from groupwatch.rows.findings import finding_row
-
-        config = self.config
-        if ends:
-            _append(
-                sinks.local_table(config, tables.END_OFFSETS),
-                tables.END_OFFSETS,
-                _arrow(
-                    tables.END_OFFSETS,
-                    [
-                        {
-                            "topic": e.topic,
-                            "partition": e.partition,
-                            "start_offset": e.start_offset,
-                            "end_offset": e.end_offset,
-                            "observed_at": _ts(e.observed_ms),
-                        }
-                        for e in ends
-                    ],
-                ),
-            )
-            _append(
-                sinks.local_table(config, tables.LAG_HISTORY),
-                tables.LAG_HISTORY,
-                _arrow(tables.LAG_HISTORY, topic_rows(result.topics)),
-            )
-        write_deltalake(
-            str(sinks.local_table(config, tables.PARTITION_LAG)),
-            partition_lag_table(result.rows),
-            mode="overwrite",
-        )
-        if result.opened:
-            now = dt.datetime.now(tz=dt.UTC)
-            rows = [dataclasses.asdict(finding_row(f, now)) for f in result.opened]
-            _insert_new(
-                sinks.local_table(config, tables.FINDINGS),
-                tables.FINDINGS,
-                _arrow(tables.FINDINGS, rows),
-            )
-            for f in result.opened:
-                log.warning("lag: %s %s: %s", f.kind, f.group, f.detail)
-                if self.metrics is not None:
-                    self.metrics.findings.labels(f.kind, f.severity).inc()
+    def _write(self, judged: Judged) -> None:
+        self.judging.write()
 
     def _metrics(self, result: PollResult) -> None:
         if self.metrics is not None:
@@ -629,9 +663,59 @@ class LagPoller:
                 self.metrics, result, self.config.lag.partition_metrics, self._series
             )
 
+    def close(self) -> None:
+        """The process of its own, if polls are judged in one, ended."""
+        self.judging.close()
+
     def _age(self) -> None:
-        if self.metrics is not None and self.keeper.last_ok_ms is not None:
-            self.metrics.lag_poll_age.set(max(0.0, time.time() - self.keeper.last_ok_ms / 1000))
+        if self.metrics is not None and self._last_ok_ms is not None:
+            self.metrics.lag_poll_age.set(max(0.0, time.time() - self._last_ok_ms / 1000))
+
+
+def write_tables(config: Config, result: PollResult, ends: list[EndOffset]) -> None:
+    """A judged poll's tables: the brokers' answers (``end_offsets``), the topics' lag
+    (``lag_history``), the current view (``partition_lag``, rewritten) and the findings it
+    opened (inserted where their id is absent)."""
+    from deltalake import write_deltalake
+
+    from groupwatch.rows.findings import finding_row
+
+    if ends:
+        _append(
+            sinks.local_table(config, tables.END_OFFSETS),
+            tables.END_OFFSETS,
+            _arrow(
+                tables.END_OFFSETS,
+                [
+                    {
+                        "topic": e.topic,
+                        "partition": e.partition,
+                        "start_offset": e.start_offset,
+                        "end_offset": e.end_offset,
+                        "observed_at": _ts(e.observed_ms),
+                    }
+                    for e in ends
+                ],
+            ),
+        )
+        _append(
+            sinks.local_table(config, tables.LAG_HISTORY),
+            tables.LAG_HISTORY,
+            _arrow(tables.LAG_HISTORY, topic_rows(result.topics)),
+        )
+    write_deltalake(
+        str(sinks.local_table(config, tables.PARTITION_LAG)),
+        partition_lag_table(result.rows),
+        mode="overwrite",
+    )
+    if result.opened:
+        now = dt.datetime.now(tz=dt.UTC)
+        rows = [dataclasses.asdict(finding_row(f, now)) for f in result.opened]
+        _insert_new(
+            sinks.local_table(config, tables.FINDINGS),
+            tables.FINDINGS,
+            _arrow(tables.FINDINGS, rows),
+        )
 
 
 # A poll belongs to no micro-batch: it is made on the brokers' clock, beside the batches (a

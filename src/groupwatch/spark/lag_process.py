@@ -1,0 +1,165 @@
+"""A lag poll's judgement in a Python process of its own (``lag.judge_process``).
+
+A poll judges every committed partition in Python: about 20 s at the 1.2 M partitions of the
+cluster model (docs/performance.md).  In a driver thread those seconds share the interpreter
+with the batches, whose every call into the JVM then waits for it (docs/lag.md).  Here the
+driver keeps what needs Spark (asking the brokers, through the JVM) and hands everything else
+to a child process: the commits and owners read from the tables, the keeper and its memory,
+the judgement, and the writes of the lag tables.  What crosses is small: the partitions to
+ask (by topic), the brokers' answer as the JVM's text, and back the topics' lag, the findings
+opened and resolved and the alerting rows.
+
+The child is ``python -m groupwatch.spark.lag_process``, started with the driver's own
+interpreter and ``sys.path`` (so it runs wherever the driver runs, packaged or not), and
+speaks pickled requests over its standard input and output.  It ends when its input closes:
+a driver that dies takes it along.  A child that dies fails the poll under way, and a new one
+is started for the next poll; its keeper is rebuilt from ``end_offsets``, as at a restart of
+the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import subprocess
+import sys
+import traceback
+from typing import IO, Any
+
+from groupwatch.config import Config
+from groupwatch.detect.lag.judge import FINDING_OF
+from groupwatch.detect.lag.poll import PollResult
+
+log = logging.getLogger("groupwatch.job")
+
+
+class LagProcessError(RuntimeError):
+    """The child failed a request (its traceback in the message) or ended."""
+
+
+def _slim(judged: Any, every_row: bool) -> Any:
+    """What the driver needs of a judgement: its rows only where they alert (or all, for
+    per-partition metrics), no answers."""
+    from groupwatch.spark.lag import Judged
+
+    result = judged.result
+    rows = result.rows if every_row else [r for r in result.rows if r.status in FINDING_OF]
+    return Judged(
+        PollResult(rows, result.topics, result.opened, result.resolved), [], judged.last_ok_ms
+    )
+
+
+class LagProcess:
+    """The driver's side: :class:`groupwatch.spark.lag.LagJudge`'s methods, run in the child."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._child: subprocess.Popen[bytes] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        child = subprocess.Popen(
+            [sys.executable, "-m", "groupwatch.spark.lag_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert child.stdin is not None
+        pickle.dump(self.config, child.stdin)
+        child.stdin.flush()
+        log.info("lag: polls are judged in process %d", child.pid)
+        return child
+
+    def _call(self, name: str, *args: Any) -> Any:
+        if self._child is not None and self._child.poll() is not None:
+            code = self._child.returncode
+            self.close()
+            if name != "wanted":  # the commits it read went with it: this poll fails
+                raise LagProcessError(f"the lag process ended (exit {code}) before {name}")
+        if self._child is None:
+            self._child = self._start()
+        child = self._child
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            pickle.dump((name, args), child.stdin)
+            child.stdin.flush()
+            ok, value = pickle.load(child.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            self.close()
+            raise LagProcessError(f"the lag process ended during {name}") from exc
+        if not ok:
+            raise LagProcessError(f"the lag process failed {name}:\n{value}")
+        return value
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it runs."""
+        child = self._child
+        return child.pid if child is not None and child.poll() is None else None
+
+    def wanted(self) -> dict[str, list[int]]:
+        result: dict[str, list[int]] = self._call("wanted")
+        return result
+
+    def judge(self, answer: Any, stale: bool, known_ms: int | None) -> Any:
+        return self._call("judge", answer, stale, known_ms)
+
+    def write(self) -> None:
+        self._call("write")
+
+    def close(self) -> None:
+        child, self._child = self._child, None
+        if child is None:
+            return
+        try:
+            if child.stdin is not None:
+                child.stdin.close()
+            child.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            child.kill()
+            child.wait()
+
+
+def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
+    """The child's loop: a config, then requests until the input ends."""
+    import gc
+
+    from groupwatch.spark.lag import LagJudge
+
+    config: Config = pickle.load(requests)
+    judging = LagJudge(config)
+    every_row = config.lag.partition_metrics
+    # The judgement makes millions of short-lived values and no reference cycles, and the
+    # keeper holds millions of long-lived ones: the cyclic collector would walk them all.
+    gc.disable()
+    while True:
+        try:
+            name, args = pickle.load(requests)
+        except EOFError:
+            return
+        try:
+            value = getattr(judging, name)(*args)
+            if name == "judge":
+                value = _slim(value, every_row)
+            reply: tuple[bool, Any] = (True, value)
+        except Exception:  # noqa: BLE001 - the driver logs it and tries the next poll
+            reply = (False, traceback.format_exc())
+        pickle.dump(reply, replies)
+        replies.flush()
+
+
+def main() -> None:
+    replies = sys.stdout.buffer
+    # Whatever the child prints goes to the job's error stream, not into the replies.
+    sys.stdout = sys.stderr
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s [lag process]: %(message)s",
+    )
+    serve(sys.stdin.buffer, replies)
+
+
+if __name__ == "__main__":
+    main()

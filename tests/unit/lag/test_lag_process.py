@@ -1,0 +1,111 @@
+"""A poll judged in a process of its own (``lag.judge_process``): the same verdicts and tables
+as judged in the driver, a failure in the child one error in the driver, a child that died
+started again."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+from groupwatch import config as config_mod
+from groupwatch.spark.lag import Answer, LagJudge
+from groupwatch.spark.lag_process import LagProcess, LagProcessError
+from tests.unit.lag.test_job_reads import T0, _write
+
+STOP = "lag.stop_seconds=60"
+
+
+def _tables(root: Path) -> None:
+    """Three committed partitions: one caught up, one whose consumer stopped ten minutes ago
+    with records waiting (owned by m1), one of a topic the brokers do not know."""
+    old = T0 - dt.timedelta(minutes=10)
+    _write(root, "committed_offsets", [
+        {"group": "g", "topic": "t", "partition": 0, "committed_offset": 100,
+         "commit_time": T0, "moved_time": T0},
+        {"group": "g", "topic": "t", "partition": 1, "committed_offset": 10,
+         "commit_time": old, "moved_time": old},
+        {"group": "g", "topic": "gone", "partition": 0, "committed_offset": 5,
+         "commit_time": T0, "moved_time": T0},
+    ])  # fmt: skip
+    _write(root, "partition_ownership", [
+        {"group": "g", "topic": "t", "partition": p, "member_id": "m1", "client_id": "c1",
+         "from_generation": 3, "to_generation": None} for p in (0, 1)
+    ])  # fmt: skip
+    _write(root, "member_assignments", [
+        {"group": "g", "member_id": "m1", "generation": 3, "client_host": "/10.0.0.1"},
+    ])  # fmt: skip
+    _write(root, "findings", [])  # the job makes every table at start
+    _write(root, "end_offsets", [
+        # the history: partition 1's end passed 10 twenty minutes ago
+        {"topic": "t", "partition": p, "start_offset": 0, "end_offset": 60,
+         "observed_at": T0 - dt.timedelta(minutes=20)} for p in (0, 1)
+    ])  # fmt: skip
+
+
+def _config(root: Path) -> config_mod.Config:
+    return config_mod.load(None, env={}, overrides=[f"delta.root={root}", STOP])
+
+
+def _answer() -> Answer:
+    at = int((T0 + dt.timedelta(seconds=30)).timestamp() * 1000)
+    return Answer("{t-0=100, t-1=60}", "{t-0=0, t-1=0}", at)
+
+
+def _lag(root: Path) -> list[dict[str, object]]:
+    rows = DeltaTable(str(root / "partition_lag")).to_pyarrow_table().to_pylist()
+    return sorted(rows, key=lambda r: (r["topic"], r["partition"]))
+
+
+def test_the_child_judges_and_writes_as_the_driver_does(tmp_path: Path) -> None:
+    here, there = tmp_path / "driver", tmp_path / "child"
+    _tables(here)
+    shutil.copytree(here, there)
+    inline, child = LagJudge(_config(here)), LagProcess(_config(there))
+    try:
+        assert child.wanted() == inline.wanted() == {"gone": [0], "t": [0, 1]}
+        a = inline.judge(_answer(), False, None)
+        b = child.judge(_answer(), False, None)
+        # The driver gets the alerting rows only, and no answers: the rest stays there.
+        assert [r.status for r in a.result.rows] == ["idle", "stopped", "idle"]
+        assert b.result.rows == [r for r in a.result.rows if r.status == "stopped"]
+        assert b.ends == [] and len(a.ends) == 2
+        assert b.result.topics == a.result.topics
+        assert b.result.opened == a.result.opened and len(a.result.opened) == 1
+        assert a.result.opened[0].member == "m1"
+        assert b.last_ok_ms == a.last_ok_ms == _answer().observed_ms
+        inline.write()
+        child.write()
+        assert _lag(there) == _lag(here) and len(_lag(here)) == 3
+        found = DeltaTable(str(there / "findings")).to_pyarrow_table().to_pylist()
+        assert [f["kind"] for f in found] == ["consumer_stopped"]
+    finally:
+        child.close()
+
+
+def test_a_failure_in_the_child_is_an_error_and_a_dead_child_is_started_again(
+    tmp_path: Path,
+) -> None:
+    _tables(tmp_path)
+    child = LagProcess(_config(tmp_path))
+    try:
+        child.wanted()
+        with pytest.raises(LagProcessError, match="AttributeError"):
+            child._call("no_such_request")
+        first = child._child
+        assert first is not None and first.poll() is None  # it lives on after a failure
+        first.kill()
+        first.wait()
+        with pytest.raises(LagProcessError, match="ended"):
+            child.judge(_answer(), False, None)
+        # The next poll starts a new one, its keeper read back from end_offsets.
+        assert child.wanted() == {"gone": [0], "t": [0, 1]}
+        assert child._child is not None and child._child.pid != first.pid
+        judged = child.judge(_answer(), False, None)
+        assert [r.status for r in judged.result.rows] == ["stopped"]
+    finally:
+        child.close()
+    assert child._child is None
