@@ -160,7 +160,7 @@ class Producer:
             producer.close()
 
 
-def live_config(bootstrap: str, root: Path) -> config_mod.Config:
+def live_config(bootstrap: str, root: Path, *extra: str) -> config_mod.Config:
     base = bench_config(bootstrap, TOPIC, root, trigger="1 second")
     return config_mod.load(
         ROOT / "conf" / "local.toml",
@@ -175,6 +175,7 @@ def live_config(bootstrap: str, root: Path) -> config_mod.Config:
             "metrics.port=0",
             "alerts.rules=",
             "job.trigger_interval=1 second",
+            *extra,
         ],
     )
 
@@ -184,6 +185,19 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
 
     sinks.ensure_tables(spark, cfg)
     job = _job_class().from_config(spark, cfg)
+    #: (seconds, RSS of the driver's Python after it in MB) of each poll's judgement.
+    job.polls = []
+    judge = job.lag.judge_due
+
+    def timed_judge(*args: Any) -> Any:
+        began = time.perf_counter()
+        judged = judge(*args)
+        if judged is not None:
+            rss = bench_job.status_kb(os.getpid(), "VmRSS") / 1024
+            job.polls.append((time.perf_counter() - began, rss))
+        return judged
+
+    job.lag.judge_due = timed_judge
     query = job.writer(once=False).start()
     # As ``groupwatch run`` polls lag: a thread beside the batches (groupwatch.job.runner).
     polling = job.lag_thread()
@@ -206,6 +220,10 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
                 log(f"    {label}, memory: {_memory(spark)}")
     finally:
         polling.stop()
+        child = getattr(job.lag.judging, "pid", None)
+        if child is not None:
+            job.child_rss_mb = bench_job.status_kb(child, "VmRSS") / 1024
+        job.lag.close()
         deadline = time.monotonic() + 120
         while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -245,11 +263,16 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
-def step_table(fresh: list[dict[str, float]], aged: list[dict[str, float]]) -> list[str]:
+def step_table(
+    fresh: list[dict[str, float]],
+    aged: list[dict[str, float]],
+    names: tuple[str, str] = ("fresh", "aged"),
+) -> list[str]:
     """Per step: p50 and p95 fresh, aged, and aged / fresh (batches with Python work only,
     the first 5 of each run, Spark's warm-up, left out)."""
+    a, b = names
     lines = [
-        "| step | fresh p50 | fresh p95 | aged p50 | aged p95 | p50 ratio | p95 ratio |",
+        f"| step | {a} p50 | {a} p95 | {b} p50 | {b} p95 | p50 ratio | p95 ratio |",
         "|---|---|---|---|---|---|---|",
     ]
     fresh, aged = fresh[5:], aged[5:]
@@ -621,6 +644,12 @@ def main() -> int:
     ap.add_argument("--curve-versions", type=int, default=3000, help="0 = no curve")
     ap.add_argument("--compare-versions", type=int, default=0, help="0 = no comparison")
     ap.add_argument("--target-batches", type=int, default=0, help="0 = no target run")
+    ap.add_argument(
+        "--judge-compare",
+        type=int,
+        default=0,
+        help="live batches with lag judged in a driver thread, then in a process of its own",
+    )
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
 
@@ -637,7 +666,7 @@ def main() -> int:
             report["curve_ms_per_500"] = curve(work, args.curve_versions, defaults.upkeep)
         if args.compare_versions:
             report["compare"] = compare(work, args.compare_versions)
-        if not (args.batches or args.target_batches):
+        if not (args.batches or args.target_batches or args.judge_compare):
             return 0
         from groupwatch_dev.broker import LocalBroker
 
@@ -669,6 +698,26 @@ def main() -> int:
                 "fresh": folder_bytes(Path(fresh_cfg.checkpoint.root)),
                 "aged": folder_bytes(Path(aged_cfg.checkpoint.root)),
             }
+        if args.judge_compare:
+            runs = {}
+            for mode in ("thread", "process"):
+                cfg = live_config(
+                    bootstrap, work / mode, f"lag.judge_process={str(mode == 'process').lower()}"
+                )
+                runs[mode] = run_live(spark, cfg, args.judge_compare, mode)
+            report["judge_compare"] = step_table(
+                runs["thread"].per_batch, runs["process"].per_batch, ("thread", "process")
+            )
+            for mode, job in runs.items():
+                polls = job.polls[1:]  # the first reads end_offsets back and fills the keeper
+                seconds = [p[0] for p in polls]
+                report[f"{mode}_polls"] = {
+                    "polls": len(job.polls),
+                    "judge_due_p50_s": round(pct(seconds, 0.5), 2) if seconds else None,
+                    "judge_due_max_s": round(max(seconds), 2) if seconds else None,
+                    "driver_python_rss_mb_last": round(job.polls[-1][1]) if job.polls else None,
+                    "child_rss_mb": round(getattr(job, "child_rss_mb", 0.0)),
+                }
         if args.target_batches:
             target_cfg = live_config(bootstrap, work / "target")
             job = run_live(spark, target_cfg, args.target_batches, "target")
