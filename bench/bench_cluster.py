@@ -4,6 +4,7 @@
         [--groups 10000] [--commits 2000000] [--seed 1] [--reuse | --no-reuse] [--master local[2]]
         [--commit-rate 1000] [--rebalance-rate 1] [--storm SIZE[/EVERY]]
         [--live-seconds 600] [--search] [--latency-rate 1000] [--latency-samples 20]
+        [--set KEY=VALUE ...]
 
 The model's history (compacted group metadata and offset commits of ``--groups`` healthy groups
 plus an uncompacted tail) is produced once into a topic of a local broker named
@@ -937,6 +938,13 @@ def main() -> int:
         action="store_true",
         help="live/latency: the batches poll lag at their end (no lag thread beside them)",
     )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="live/latency: a setting of the job's, e.g. lag.judge_process=true (repeatable)",
+    )
     ap.add_argument("--latency-rate", type=float, default=1000.0, help="background commits/s")
     ap.add_argument("--latency-rebalance-rate", type=float, default=1.0)
     ap.add_argument("--latency-samples", type=int, default=20)
@@ -1107,7 +1115,7 @@ def main() -> int:
             if not caught_up:
                 catch_up("catch-up")
                 caught_up = True
-            cfg = bench_config(bootstrap, topic, job_root, trigger="1 second")
+            cfg = bench_config(bootstrap, topic, job_root, trigger="1 second", extra=args.set)
             job = make_job(spark, cfg)
             probe = LagProbe(bootstrap, topic)
             polls = PollClock(job)

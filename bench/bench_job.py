@@ -342,7 +342,13 @@ def produce(bootstrap: str, topic: str, records: Iterator[tuple[bytes, bytes, in
 
 # -- configuration and the job -----------------------------------------------------------------
 def bench_config(
-    bootstrap: str, topic: str, root: Path, *, max_offsets: int = 0, trigger: str | None = None
+    bootstrap: str,
+    topic: str,
+    root: Path,
+    *,
+    max_offsets: int = 0,
+    trigger: str | None = None,
+    extra: Sequence[str] = (),
 ) -> config_mod.Config:
     overrides = [
         f"source.bootstrap_servers={bootstrap}",
@@ -356,6 +362,7 @@ def bench_config(
     ]
     if trigger:
         overrides.append(f"job.trigger_interval={trigger}")
+    overrides += extra
     return config_mod.load(ROOT / "conf" / "local.toml", env={}, overrides=overrides)
 
 
