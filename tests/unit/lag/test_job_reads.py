@@ -294,14 +294,17 @@ def test_owners_read_poll_after_poll_are_those_of_a_whole_reading(tmp_path: Path
 def test_a_poll_judges_with_a_short_switch_interval_and_restores_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A batch beside a poll waits for the interpreter after each JVM call: up to the switch
-    interval, which the poll shortens while it judges and gives back after, even on failure."""
+    """A batch beside a poll judged in a driver thread waits for the interpreter after each JVM
+    call: up to the switch interval, which the poll shortens while it judges and gives back
+    after, even on failure (judged in a process of its own, the driver's is left alone)."""
     import sys
 
     from groupwatch.detect.lag.poll import PollResult
     from groupwatch.spark.lag import POLL_SWITCH_INTERVAL, Judged, LagPoller
 
-    cfg = config_mod.load(None, env={}, overrides=[f"delta.root={tmp_path}"])
+    cfg = config_mod.load(
+        None, env={}, overrides=[f"delta.root={tmp_path}", "lag.judge_process=false"]
+    )
     poller = LagPoller(None, cfg)  # type: ignore[arg-type]  # the poll itself is replaced
     seen: list[float] = []
 
@@ -320,3 +323,9 @@ def test_a_poll_judges_with_a_short_switch_interval_and_restores_it(
         poller.judge_due()
     assert seen == pytest.approx([POLL_SWITCH_INTERVAL, POLL_SWITCH_INTERVAL])
     assert sys.getswitchinterval() == before
+    default = config_mod.load(None, env={}, overrides=[f"delta.root={tmp_path}"])
+    apart = LagPoller(None, default)  # type: ignore[arg-type]  # the poll itself is replaced
+    monkeypatch.setattr(apart, "_judge", judge)
+    seen.clear()
+    assert apart.judge_due() is not None
+    assert seen == [before]
