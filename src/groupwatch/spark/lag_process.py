@@ -24,6 +24,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import traceback
 from typing import IO, Any
 
@@ -56,6 +57,8 @@ class LagProcess:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._child: subprocess.Popen[bytes] | None = None
+        #: One request at a time on the pipe: a batch may poll while the thread is stopping.
+        self._talking = threading.Lock()
 
     def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -72,6 +75,10 @@ class LagProcess:
         return child
 
     def _call(self, name: str, *args: Any) -> Any:
+        with self._talking:
+            return self._request(name, *args)
+
+    def _request(self, name: str, *args: Any) -> Any:
         if self._child is not None and self._child.poll() is not None:
             code = self._child.returncode
             self.close()
