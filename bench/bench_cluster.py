@@ -1201,8 +1201,12 @@ def main() -> int:
                 if polling is not None:
                     polling.stop()
                 stop_query(query, job)
+                job.lag.close()
                 probe.close()
-            log(f"lag polls ({'inline' if args.inline_lag else 'thread'}): {polls.summary()}")
+            where = "inline" if args.inline_lag else "thread"
+            if cfg.lag.judge_process:
+                where += ", judged in a process of its own"
+            log(f"lag polls ({where}): {polls.summary()}")
             emit_summary(summary, {"bench": "lag-polls", **polls.summary()})
             sampler.phase("after live")
             found = findings_by_severity(cfg)
