@@ -217,7 +217,7 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
                 log(f"  {label}: {last} batches in {time.monotonic() - started:.0f}s")
                 log(f"    {label}, the last 100 batches, mean s by step: {_step_means(span)}")
                 log(f"    {label}, Spark's trigger phases, mean s: {_trigger_means(query)}")
-                log(f"    {label}, memory: {_memory(spark)}")
+                log(f"    {label}, memory: {_memory(spark, job)}")
     finally:
         polling.stop()
         child = getattr(job.lag.judging, "pid", None)
@@ -251,11 +251,16 @@ def _means(rows: list[dict[str, float]], scale: float = 1.0) -> str:
     return ", ".join(f"{k} {v:.2f}" for k, v in sorted(means.items(), key=lambda kv: -kv[1]))
 
 
-def _memory(spark: Any) -> str:
-    """RSS of the driver's JVM and of this process (the job's driver Python and the producer)."""
+def _memory(spark: Any, job: Any) -> str:
+    """RSS of the driver's JVM, of this process (the job's driver Python and the producer) and
+    of the lag poll's process, if it judges in one."""
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     rss = [bench_job.status_kb(pid, "VmRSS") / 1024 for pid in (jvm, os.getpid())]
-    return f"driver JVM {rss[0]:,.0f} MB, driver Python {rss[1]:,.0f} MB"
+    text = f"driver JVM {rss[0]:,.0f} MB, driver Python {rss[1]:,.0f} MB"
+    child = getattr(job.lag.judging, "pid", None)
+    if child is not None:
+        text += f", lag process {bench_job.status_kb(child, 'VmRSS') / 1024:,.0f} MB"
+    return text
 
 
 def pct(values: list[float], q: float) -> float:
