@@ -58,14 +58,18 @@ def properties(upkeep: UpkeepConfig) -> dict[str, str]:
     }
 
 
-def history_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None:
-    """The first ``snapshot_date`` kept: ``history_retention_days`` before the stream's clock
-    (the newest record time of the batch, as state expiry counts); None: keep everything."""
-    days = upkeep.history_retention_days
+def _days_before(days: int, clock_ms: int | None) -> dt.date | None:
+    """The UTC day ``days`` before the stream's clock; None for no retention or no clock."""
     if days <= 0 or clock_ms is None:
         return None
     today = dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.UTC).date()
     return today - dt.timedelta(days=days)
+
+
+def history_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None:
+    """The first ``snapshot_date`` kept: ``history_retention_days`` before the stream's clock
+    (the newest record time of the batch, as state expiry counts); None: keep everything."""
+    return _days_before(upkeep.history_retention_days, clock_ms)
 
 
 #: The table whose closed intervals expire, and its partition column they expire by (the day
@@ -77,11 +81,7 @@ CLOSED_COLUMN = "to_date"
 def closed_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None:
     """The first day of closed ownership intervals kept: ``ownership_retention_days`` before
     the stream's clock, as the history's cutoff; None: keep everything."""
-    days = upkeep.ownership_retention_days
-    if days <= 0 or clock_ms is None:
-        return None
-    today = dt.datetime.fromtimestamp(clock_ms / 1000, tz=dt.UTC).date()
-    return today - dt.timedelta(days=days)
+    return _days_before(upkeep.ownership_retention_days, clock_ms)
 
 
 @dataclass(frozen=True)
