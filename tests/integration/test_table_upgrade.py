@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from groupwatch import config, tables
+from groupwatch import config, tables, upkeep
 from groupwatch.spark import sinks
 
 pytestmark = pytest.mark.spark
@@ -25,6 +25,8 @@ def test_missing_columns_are_added(spark, tmp_path: Path) -> None:  # type: igno
     assert tuple(df.columns) == tables.GROUP_STATE.column_names
     row = df.collect()[0]
     assert (row.group, row.batch_id, row.pending_until) == ("g", 1, None)
+    properties = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["properties"]
+    assert upkeep.properties(cfg.upkeep).items() <= dict(properties).items()
 
 
 def test_ownership_made_unpartitioned_is_rewritten_by_the_day_intervals_closed(  # type: ignore[no-untyped-def]
@@ -54,6 +56,8 @@ def test_ownership_made_unpartitioned_is_rewritten_by_the_day_intervals_closed( 
     sinks.ensure_tables(spark, cfg)
     target = DeltaTable(path)
     assert target.metadata().partition_columns == ["to_date"]
+    # The upkeep's properties, which the old table lacked, are set on the rewritten one.
+    assert upkeep.properties(cfg.upkeep).items() <= target.metadata().configuration.items()
     assert target.transaction_version(sinks.APP_ID) == 7
     got = sorted((r["member_id"], r["to_date"]) for r in target.to_pyarrow_table().to_pylist())
     assert got == [("m1", dt.date(2026, 11, 20)), ("m2", None)]

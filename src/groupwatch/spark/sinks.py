@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from groupwatch import locations, upkeep
 from groupwatch.config import Config
@@ -45,8 +45,12 @@ def ensure_tables(spark: SparkSession, config: Config) -> None:
         path = config.table_path(table.name)
         if DeltaTable.isDeltaTable(spark, path):
             _add_missing_columns(spark, path, table)
-            _repartition(spark, path, table)
-            _set_properties(spark, path, wanted)
+            # One DESCRIBE DETAIL per table at start (a Spark job each), read again only
+            # after a rewrite.
+            detail = _detail(spark, path)
+            if _repartition(spark, path, table, detail):
+                detail = _detail(spark, path)
+            _set_properties(spark, path, wanted, detail)
             continue
         builder = DeltaTable.createIfNotExists(spark).location(path)
         for column in table.columns:
@@ -58,12 +62,16 @@ def ensure_tables(spark: SparkSession, config: Config) -> None:
         builder.comment(table.doc).execute()
 
 
-def _set_properties(spark: SparkSession, path: str, wanted: Mapping[str, str]) -> None:
-    """Set the table properties of ``wanted`` that an existing table lacks or sets otherwise
-    (a table made before upkeep, or under other upkeep settings)."""
+def _detail(spark: SparkSession, path: str) -> Any:
+    """The table's ``DESCRIBE DETAIL`` row (None if it has none)."""
     from delta.tables import DeltaTable
 
-    detail = DeltaTable.forPath(spark, path).detail().select("properties").first()
+    return DeltaTable.forPath(spark, path).detail().first()
+
+
+def _set_properties(spark: SparkSession, path: str, wanted: Mapping[str, str], detail: Any) -> None:
+    """Set the table properties of ``wanted`` that an existing table lacks or sets otherwise
+    (a table made before upkeep, or under other upkeep settings)."""
     have = dict(detail["properties"] or {}) if detail is not None else {}
     changed = {k: v for k, v in wanted.items() if have.get(k) != v}
     if changed:
@@ -84,19 +92,17 @@ def _add_missing_columns(spark: SparkSession, path: str, table: Table) -> None:
         spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ({added})")
 
 
-def _repartition(spark: SparkSession, path: str, table: Table) -> None:
+def _repartition(spark: SparkSession, path: str, table: Table, detail: Any) -> bool:
     """A table made by an older groupwatch with other partition columns is rewritten once,
     partitioned as declared, its derived columns filled (``partition_ownership`` before it
     was partitioned by the day an interval closed).  One overwrite commit: a start killed
     during it finds the table as it was, and does it again.  The transaction ids of the job's
-    writes are kept (they are table state, not rows)."""
-    from delta.tables import DeltaTable
+    writes are kept (they are table state, not rows).  Whether it rewrote the table."""
     from pyspark.sql import functions as F
 
-    detail = DeltaTable.forPath(spark, path).detail().select("partitionColumns").first()
     have = tuple(detail["partitionColumns"] or ()) if detail is not None else ()
     if have == table.partition_by:
-        return
+        return False
     started = time.monotonic()
     data = spark.read.format("delta").load(path)
     for name, expression in table.derived:
@@ -119,6 +125,7 @@ def _repartition(spark: SparkSession, path: str, table: Table) -> None:
             .save(path)
         )
     log.info("%s: rewritten in %.1f s", table.name, time.monotonic() - started)
+    return True
 
 
 def on_driver(config: Config, rows: int) -> bool:
