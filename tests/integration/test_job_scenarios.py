@@ -104,13 +104,17 @@ def scenarios(broker: str) -> dict[str, dict[str, Any]]:
     return docs
 
 
-@pytest.mark.parametrize("state_cache_mb", ["1024", "0"], ids=["state-cache", "state-table"])
+@pytest.mark.parametrize(
+    ("state_cache_mb", "per_batch"),
+    [("1024", "25"), ("0", "25"), ("1024", "0")],
+    ids=["state-cache", "state-table", "one-batch"],
+)
 def test_the_job_and_analyze_agree(
-    spark, scenarios, broker: str, tmp_path: Path, state_cache_mb: str
+    spark, scenarios, broker: str, tmp_path: Path, state_cache_mb: str, per_batch: str
 ) -> None:  # type: ignore[no-untyped-def]
-    """One record sequence, two drivers: the job (in several batches) and analyze raise the
-    same findings, id for id; whether batches read their groups' state from the driver's cache
-    or from the table."""
+    """One record sequence, two drivers: the job (in several batches, or in one) and analyze
+    raise the same findings, id for id, in the same words and with the same evidence; whether
+    batches read their groups' state from the driver's cache or from the table."""
     from groupwatch.detect import Analyzer, DetectorConfig
 
     counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
@@ -125,16 +129,22 @@ def test_the_job_and_analyze_agree(
         broker,
         tmp_path,
         counts,
-        "source.max_offsets_per_trigger=25",
+        f"source.max_offsets_per_trigger={per_batch}",
         "validation.every_n_batches=0",
         f"job.state_cache_mb={state_cache_mb}",
     )
     run_once(spark, cfg)
-    rows = table(spark, cfg, "findings").select("finding_id", "kind", "group").collect()
+    rows = table(spark, cfg, "findings").collect()
     got = {r.finding_id: (r.kind, r.group) for r in rows}
     missing = sorted((f.kind, f.group, f.generation) for i, f in expected.items() if i not in got)
     extra = sorted(v for i, v in got.items() if i not in expected)
     assert not missing and not extra, f"only analyze: {missing}; only the job: {extra}"
+    # What the finding says, not only that it was raised: a silence measured from another
+    # commit names the same finding with other words.
+    for r in rows:
+        f = expected[r.finding_id]
+        said = (r.detail, json.loads(r.evidence), list(r.members or ()))
+        assert said == (f.detail, dict(f.evidence), list(f.members)), (f.kind, f.group)
     assert any(f.kind == "unassigned_partitions" for f in expected.values())
 
 

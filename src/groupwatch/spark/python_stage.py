@@ -61,13 +61,18 @@ def run(
 
 
 def source_records(rec: pa.Table) -> list[processing.SourceRecord]:
-    """One group's rows of the cogroup as source records, in offset order."""
+    """One group's rows of the cogroup as source records, in offset order, each once (a commit
+    can come both as the first of its partition and as the last before a record)."""
     rec = rec.sort_by([("partition", "ascending"), ("offset", "ascending")])
     columns = output.column_lists(rec, ("key", "value", "topic", "partition", "offset", "ts"))
-    return [
-        processing.SourceRecord(key=k, value=v, topic=t, partition=p, offset=o, timestamp_ms=ts)
-        for k, v, t, p, o, ts in zip(*columns, strict=True)
-    ]
+    out: list[processing.SourceRecord] = []
+    for k, v, t, p, o, ts in zip(*columns, strict=True):
+        if out and out[-1].offset == o and out[-1].partition == p and out[-1].topic == t:
+            continue
+        out.append(
+            processing.SourceRecord(key=k, value=v, topic=t, partition=p, offset=o, timestamp_ms=ts)
+        )
+    return out
 
 
 def _process_arrow(

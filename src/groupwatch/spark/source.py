@@ -137,11 +137,25 @@ def python_records(df: DataFrame, malformed_commits: Column | None) -> DataFrame
     )
 
 
+def _commits(df: DataFrame) -> DataFrame:
+    """The batch's well-formed offset commits (a group and a topic in the key, a value)."""
+    from pyspark.sql import functions as F
+
+    prefix = keys.commit_prefix(F.col("key"))
+    return df.where(
+        F.col("rtype").isin(*OFFSET_COMMIT_TYPES)
+        & F.col("value").isNotNull()
+        & keys.prefix_group(prefix).isNotNull()
+        & keys.prefix_topic(prefix).isNotNull()
+    )
+
+
 def first_commits(df: DataFrame, groups: DataFrame) -> DataFrame:
     """Of the batch's offset commits of ``groups``, the first for each (group, topic,
     partition): all that inference can learn from them, in the place it learns it.
 
-    Later commits of the same partition tell nothing new about counts; the time they tell is
+    Later commits of the same partition tell nothing new about counts; the time they tell
+    matters only where a group's other record follows (:func:`commits_before`), and else is
     the batch's clock, which the Python stage applies at the end.
     """
     from pyspark.sql import functions as F
@@ -152,16 +166,51 @@ def first_commits(df: DataFrame, groups: DataFrame) -> DataFrame:
         F.struct("partition", "offset"),
     )
     return (
-        df.where(
-            F.col("rtype").isin(*OFFSET_COMMIT_TYPES)
-            & F.col("value").isNotNull()
-            & keys.prefix_group(prefix).isNotNull()
-            & keys.prefix_topic(prefix).isNotNull()
-        )
+        _commits(df)
         .join(groups.withColumnRenamed("group", "kgroup"), "kgroup", "left_semi")
         .groupBy("kgroup", prefix.alias("prefix"), keys.commit_partition_bytes(F.col("key")))
         .agg(first.alias("r"))
         .select(F.col("kgroup").alias("group"), "r.*")
+    )
+
+
+def commits_before(df: DataFrame, records: DataFrame) -> DataFrame:
+    """Of the batch's offset commits, the last a group wrote before each of its ``records``
+    (the Python stage's other records: group metadata above all), in ``RECORD_COLUMNS``.
+
+    ``rebalance_stuck`` measures a silence from the group's newest commit before a generation
+    record: with only the first commit of each partition in its place, a batch holding a
+    group's steady commits and then its late generation measured the silence from the
+    batch's first commits, not its last, and said otherwise than ``analyze`` and than the
+    same records read over several batches. A commit that is also the first of its partition
+    comes twice; the Python stage keeps one (:func:`groupwatch.spark.python_stage.source_records`).
+    Only the commits of groups with such records are ordered (one window per group).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    marks = records.select(
+        F.col("group").alias("kgroup"),
+        F.lit(None).cast("binary").alias("key"),
+        F.lit(None).cast("binary").alias("value"),
+        "topic",
+        "partition",
+        "offset",
+        "ts",
+        F.lit(False).alias("is_commit"),
+    )
+    commits = (
+        _commits(df)
+        .join(marks.select("kgroup").distinct(), "kgroup", "left_semi")
+        .select("kgroup", "key", "value", "topic", "partition", "offset", "ts")
+        .withColumn("is_commit", F.lit(True))
+    )
+    order = Window.partitionBy("kgroup").orderBy("partition", "offset")
+    return (
+        commits.unionByName(marks)
+        .withColumn("next_is_commit", F.lead("is_commit").over(order))
+        .where(F.col("is_commit") & ~F.col("next_is_commit"))
+        .select(F.col("kgroup").alias("group"), *RECORD_COLUMNS[1:])
     )
 
 
