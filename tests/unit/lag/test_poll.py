@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from groupwatch.detect.lag.judge import LagRules
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner
-from groupwatch.detect.lag.poll import LagKeeper
+from groupwatch.detect.lag.poll import LagKeeper, topic_lag
 
 RULES = LagRules(stop_ms=300_000, warn_ms=60_000, window_ms=300_000)
 A = Owner("m-a", "app-1", "/10.0.0.1", 5)
@@ -134,6 +134,8 @@ def test_the_compact_keeper_judges_as_the_one_that_keeps_everything(
         assert a.rows == b.rows, f"poll {i}"
         assert a.opened == b.opened and a.resolved == b.resolved, f"poll {i}"
         assert a.topics == b.topics
+        # The topics summed while judging are the rows summed afterwards.
+        assert a.topics == topic_lag(a.rows) and b.topics == topic_lag(b.rows)
 
 
 def test_a_low_judgement_replaced_by_one_of_the_same_answer_keeps_its_window() -> None:

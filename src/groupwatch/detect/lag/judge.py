@@ -100,9 +100,15 @@ def judge(
     upto = at if known_ms is None else min(at, known_ms)
     unseen_s = (at - upto) / 1000.0
     lag = max(0, newest.end_offset - commit.offset)
-    behind = seconds_behind(history, commit.offset, is_usable=compact)
-    seconds = None if behind is None else behind.seconds
-    at_least = behind is not None and behind.at_least
+    if lag == 0:
+        # Nothing waits (what ``seconds_behind`` says of it, without the call: most
+        # partitions of a fleet at most polls).
+        seconds: float | None = 0.0
+        at_least = False
+    else:
+        behind = seconds_behind(history, commit.offset, is_usable=compact)
+        seconds = None if behind is None else behind.seconds
+        at_least = behind is not None and behind.at_least
     waited_ms = 0.0 if seconds is None else seconds * 1000.0
     retired = owner is None and upto - commit.commit_ms >= rules.retire_ms
     # A consumer may have moved on since ``upto``: lag over the window, minus that, for
@@ -158,6 +164,10 @@ def _after_low(
     decides every window it is in or anchors, so older ones never count again, unless this one
     is replaced: a poll that judges the same answer again (the brokers did not answer, or no
     newer answer came) replaces it, and the window it then makes needs what came before."""
+    if recent:
+        last = recent[-1]
+        if last[0] < at and (last[1] is None or last[1] * 1000.0 <= warn_ms):
+            return (last,)  # the usual case, a low judgement before this one: it alone stays
     before = [p for p in recent if p[0] < at]
     for i in range(len(before) - 1, -1, -1):
         seconds = before[i][1]

@@ -10,12 +10,12 @@ Status = Literal["ok", "lagging", "stalled", "stopped", "rewound", "idle"]
 
 #: Worst first: a topic or a group takes the worst status of its partitions.
 WORST_FIRST: tuple[Status, ...] = ("stopped", "stalled", "rewound", "lagging", "ok", "idle")
-_RANK = {s: i for i, s in enumerate(WORST_FIRST)}
+RANK: dict[Status, int] = {s: i for i, s in enumerate(WORST_FIRST)}
 
 
 def worst(statuses: Iterable[Status]) -> Status:
     """The worst of some statuses (``idle`` for none)."""
-    return min(statuses, key=_RANK.__getitem__, default="idle")
+    return min(statuses, key=RANK.__getitem__, default="idle")
 
 
 @dataclass(frozen=True, slots=True)

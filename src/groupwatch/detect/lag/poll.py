@@ -11,7 +11,16 @@ from dataclasses import dataclass, replace
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.lag.book import Key, advance
 from groupwatch.detect.lag.judge import LagRules, Track, judge
-from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag, Status, worst
+from groupwatch.detect.lag.model import (
+    RANK,
+    WORST_FIRST,
+    Commit,
+    EndOffset,
+    Owner,
+    PartitionLag,
+    Status,
+    worst,
+)
 
 TP = tuple[str, int]
 #: Observations kept per partition in memory (flat runs compressed); the table keeps all.
@@ -48,6 +57,49 @@ def _owner_mark(owner: Owner | None) -> int | None:
     return zlib.crc32(f"{owner.member}\0{owner.generation}".encode()) & 0x7FFFFFFF
 
 
+class _Slot:
+    """What the keeper holds of one (group, topic, partition): one dictionary lookup a
+    partition at every poll, not one per kind of memory."""
+
+    __slots__ = ("commit", "owner", "poll", "read", "track")
+
+    def __init__(self, commit: Commit) -> None:
+        #: The commit as advanced (its rewind and move times).
+        self.commit = commit
+        #: The commit as read and its owner, of the last poll (``compact``: the next poll
+        #: reading the same does not advance it again).
+        self.read: Commit | None = None
+        self.owner: Owner | None = None
+        self.track: Track | None = None
+        #: The last poll that read the partition's commit.
+        self.poll = 0
+
+
+class _TopicSum:
+    """A (group, topic)'s partitions summed as they are judged (:func:`topic_lag`'s rows)."""
+
+    __slots__ = ("observed", "partitions", "rank", "records", "seconds")
+
+    def __init__(self) -> None:
+        self.partitions = 0
+        self.records = 0
+        self.seconds: float | None = None
+        self.observed: int | None = None
+        self.rank = len(WORST_FIRST) - 1
+
+    def add(self, row: PartitionLag) -> None:
+        self.partitions += 1
+        self.records += row.lag_records or 0
+        s, o = row.lag_seconds, row.observed_ms
+        if s is not None and (self.seconds is None or s > self.seconds):
+            self.seconds = s
+        if o is not None and (self.observed is None or o > self.observed):
+            self.observed = o
+        rank = RANK[row.status]
+        if rank < self.rank:
+            self.rank = rank
+
+
 class LagKeeper:
     """What the job remembers between polls (rebuilt from ``end_offsets`` at a restart).
 
@@ -61,11 +113,14 @@ class LagKeeper:
         self.rules = rules
         self.compact = compact
         self.history: dict[TP, list[EndOffset]] = {}
-        self.tracks: dict[Key, Track] = {}
-        self.commits: dict[Key, Commit] = {}
-        #: The commit as read and its owner, of the last poll (``compact``).
-        self.read: dict[Key, tuple[Commit, Owner | None]] = {}
+        self.slots: dict[Key, _Slot] = {}
         self.last_ok_ms: int | None = None
+        self._polls = 0
+
+    @property
+    def tracks(self) -> dict[Key, Track]:
+        """Each partition's judgement memory (for tests and inspection)."""
+        return {k: s.track for k, s in self.slots.items() if s.track is not None}
 
     def observe(self, ends: Iterable[EndOffset]) -> None:
         """The brokers' answers of one poll (or the history read back at a restart)."""
@@ -102,23 +157,39 @@ class LagKeeper:
         known_ms: int | None = None,
     ) -> PollResult:
         """Every committed partition judged against the history as it stands, its commits
-        known up to ``known_ms`` (see :func:`~groupwatch.detect.lag.judge.judge`)."""
+        known up to ``known_ms`` (see :func:`~groupwatch.detect.lag.judge.judge`).
+
+        This runs for every partition of a fleet at every poll (1.2 million in the cluster
+        model): the loop holds one lookup per kind of input and sums the topics' rows as it
+        goes."""
         rows: list[PartitionLag] = []
         opened: list[Finding] = []
         resolved: list[tuple[str, str]] = []
-        seen: set[Key] = set()
+        self._polls += 1
+        poll = self._polls
+        compact, rules, slots, history = self.compact, self.rules, self.slots, self.history
+        none: Mapping[TP, Owner] = {}
+        no_points: list[EndOffset] = []
+        sums: dict[tuple[str, str], _TopicSum] = {}
+        last_gt: tuple[str, str] | None = None
+        total = _TopicSum()
         for new in commits:
-            key = (new.group, new.topic, new.partition)
-            seen.add(key)
-            tp = (new.topic, new.partition)
-            owner = owners.get(new.group, {}).get(tp)
-            previous = self.commits.get(key)
-            last = self.read.get(key) if self.compact else None
-            if previous is not None and last is not None and last == (new, owner):
+            group, topic, partition = new.group, new.topic, new.partition
+            key = (group, topic, partition)
+            tp = (topic, partition)
+            owner = owners.get(group, none).get(tp)
+            slot = slots.get(key)
+            if (
+                slot is not None
+                and slot.read is not None
+                and (slot.owner is owner or slot.owner == owner)
+                and slot.read == new
+            ):
                 # What was read is what the last poll read: advancing it again gives the
                 # same commit (same offset, same owner mark), so it is not redone.
-                commit = previous
+                commit = slot.commit
             else:
+                previous = None if slot is None else slot.commit
                 commit = advance(
                     previous,
                     replace(new, generation=_owner_mark(owner)),
@@ -128,33 +199,45 @@ class LagKeeper:
                     # The table knows when the offset last moved better than two polls do.
                     if previous is None or commit.offset == previous.offset:
                         commit = replace(commit, moved_ms=new.moved_ms)
-                self.commits[key] = commit
-                if self.compact:
-                    self.read[key] = (new, owner)
+                if slot is None:
+                    slot = slots[key] = _Slot(commit)
+                else:
+                    slot.commit = commit
+                if compact:
+                    slot.read, slot.owner = new, owner
+            slot.poll = poll
             v = judge(
                 commit,
-                self.history.get(tp, []),
+                history.get(tp, no_points),
                 owner,
-                self.rules,
-                self.tracks.get(key),
+                rules,
+                slot.track,
                 stale=stale,
                 known_ms=known_ms,
-                compact=self.compact,
+                compact=compact,
             )
-            self.tracks[key] = v.track
-            rows.append(v.row)
+            slot.track = v.track
+            row = v.row
+            rows.append(row)
             if v.opened is not None:
                 opened.append(v.opened)
             if v.resolved is not None:
                 resolved.append(v.resolved)
-        for key in [k for k in self.commits if k not in seen]:
+            gt = (group, topic)
+            if gt != last_gt:
+                total = sums.get(gt) or sums.setdefault(gt, _TopicSum())
+                last_gt = gt
+            total.add(row)
+        for key in [k for k, s in slots.items() if s.poll != poll]:
             # The offset was deleted: its open finding ends with it.
-            track = self.tracks.pop(key, None)
+            track = slots.pop(key).track
             if track is not None and track.open_id is not None and track.open_kind is not None:
                 resolved.append((track.open_id, track.open_kind))
-            del self.commits[key]
-            self.read.pop(key, None)
-        return PollResult(rows, topic_lag(rows), opened, resolved)
+        topics = [
+            TopicLag(g, t, s.observed, s.partitions, s.records, s.seconds, WORST_FIRST[s.rank])
+            for (g, t), s in sorted(sums.items())
+        ]
+        return PollResult(rows, topics, opened, resolved)
 
 
 def topic_lag(rows: Iterable[PartitionLag]) -> list[TopicLag]:
