@@ -319,7 +319,7 @@ class GroupwatchQuery:
             ).distinct()
         records = records.unionByName(
             source.first_commits(batch.rows, groups).select(*source.RECORD_COLUMNS)
-        ).unionByName(source.commits_before(batch.rows, records))
+        ).unionByName(source.commits_before(batch.rows))
         state = self.state.prior_state(groups, batch.batch_id)
         detector = self.detector
         names = self.topic_names.current()

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
+from groupwatch.protocol.specs import GROUP_METADATA_TYPE, OFFSET_COMMIT_TYPES
 from groupwatch.spark import keys
 from groupwatch.spark.pipelines import READER_GROUP_PREFIX
 
@@ -174,43 +174,41 @@ def first_commits(df: DataFrame, groups: DataFrame) -> DataFrame:
     )
 
 
-def commits_before(df: DataFrame, records: DataFrame) -> DataFrame:
-    """Of the batch's offset commits, the last a group wrote before each of its ``records``
-    (the Python stage's other records: group metadata above all), in ``RECORD_COLUMNS``.
+def commits_before(df: DataFrame) -> DataFrame:
+    """Of the batch's offset commits, the last a group wrote before each of its group-metadata
+    records in the batch, in ``RECORD_COLUMNS``.
 
-    ``rebalance_stuck`` measures a silence from the group's newest commit before a generation
-    record: with only the first commit of each partition in its place, a batch holding a
-    group's steady commits and then its late generation measured the silence from the
-    batch's first commits, not its last, and said otherwise than ``analyze`` and than the
+    ``rebalance_stuck`` measures a silence from a classic group's newest commit before a
+    generation record: with only the first commit of each partition in its place, a batch
+    holding a group's steady commits and then its late generation measured the silence from
+    the batch's first commits, not its last, and said otherwise than ``analyze`` and than the
     same records read over several batches. A commit that is also the first of its partition
     comes twice; the Python stage keeps one (:func:`groupwatch.spark.python_stage.source_records`).
-    Only the commits of groups with such records are ordered (one window per group).
+    Only group-metadata records count (the watch reads no other): marking every record the
+    Python stage decodes (KIP-848 groups write many) sent a start-up's Python stage 170,000
+    more commits to decode.
     """
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    marks = records.select(
-        F.col("group").alias("kgroup"),
-        F.lit(None).cast("binary").alias("key"),
-        F.lit(None).cast("binary").alias("value"),
-        "topic",
-        "partition",
-        "offset",
-        "ts",
-        F.lit(False).alias("is_commit"),
+    # No window over the commits (a backlog's start-up holds millions): each group's few
+    # group-metadata positions go to every task, each commit learns how many of them precede
+    # it (its stretch), and an aggregation keeps each stretch's newest commit before the
+    # shuffle, as ``first_commits`` does per partition.
+    position = F.struct("partition", "offset")
+    marks = (
+        df.where((F.col("rtype") == GROUP_METADATA_TYPE) & F.col("kgroup").isNotNull())
+        .groupBy("kgroup")
+        .agg(F.array_sort(F.collect_list(position)).alias("marks"))
     )
-    commits = (
-        _commits(df)
-        .join(marks.select("kgroup").distinct(), "kgroup", "left_semi")
-        .select("kgroup", "key", "value", "topic", "partition", "offset", "ts")
-        .withColumn("is_commit", F.lit(True))
-    )
-    order = Window.partitionBy("kgroup").orderBy("partition", "offset")
+    newest = F.max_by(F.struct("key", "value", "topic", "partition", "offset", "ts"), position)
     return (
-        commits.unionByName(marks)
-        .withColumn("next_is_commit", F.lead("is_commit").over(order))
-        .where(F.col("is_commit") & ~F.col("next_is_commit"))
-        .select(F.col("kgroup").alias("group"), *RECORD_COLUMNS[1:])
+        _commits(df)
+        .join(F.broadcast(marks), "kgroup")
+        .withColumn("stretch", F.size(F.filter("marks", lambda m: m < position)))
+        .where(F.col("stretch") < F.size("marks"))  # a group-metadata record follows
+        .groupBy("kgroup", "stretch")
+        .agg(newest.alias("r"))
+        .select(F.col("kgroup").alias("group"), "r.*")
     )
 
 
