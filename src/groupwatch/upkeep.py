@@ -11,7 +11,8 @@ configuration, not by uptime:
    (before the stream's clock) are deleted (whole files, nothing rewritten), and so are the
    ``partition_ownership`` intervals that closed more than ``upkeep.ownership_retention_days``
    before it (``to_date`` partitions); the lag history tables' rows older than
-   ``lag.history_hours`` too (the files that held them rewritten);
+   ``lag.history_hours`` too, and the findings detected more than
+   ``upkeep.findings_retention_days`` before the clock (the files that held them rewritten);
 2. compaction: files smaller than ``upkeep.target_file_mb`` in a partition (or an unpartitioned
    table) are rewritten into as few files as that size allows;
 3. VACUUM: files no version within ``delta.deletedFileRetentionDuration`` refers to are removed;
@@ -84,6 +85,18 @@ def closed_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None:
     return _days_before(upkeep.ownership_retention_days, clock_ms)
 
 
+#: The table whose rows expire by when they were detected, and the column.
+FINDINGS_TABLE = "findings"
+FINDINGS_COLUMN = "detected_at"
+
+
+def findings_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.datetime | None:
+    """The oldest ``detected_at`` kept in ``findings``: the start of the UTC day
+    ``findings_retention_days`` before the stream's clock; None: keep everything."""
+    day = _days_before(upkeep.findings_retention_days, clock_ms)
+    return None if day is None else dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+
+
 @dataclass(frozen=True)
 class Tidied:
     """What one upkeep of one table did."""
@@ -134,10 +147,12 @@ def tidy(
     cutoff: dt.date | None,
     observed_before: dt.datetime | None = None,
     closed_before: dt.date | None = None,
+    detected_before: dt.datetime | None = None,
 ) -> Tidied:
     """One upkeep of the table at ``path`` (steps in the module's doc); ``observed_before``:
     the lag history tables' rows observed before it are deleted; ``closed_before``: the
-    ownership intervals that ended before it."""
+    ownership intervals that ended before it; ``detected_before``: the findings detected
+    before it."""
     started = time.monotonic()
     counts = {"compacted": 0, "written": 0, "vacuumed": 0, "expired_rows": 0}
     conflict = False
@@ -146,6 +161,10 @@ def tidy(
         if observed_before is not None and table.name in OBSERVED_TABLES:
             stamp = observed_before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             done = target.delete(f"{OBSERVED_COLUMN} < '{stamp}'", commit_properties=_note())
+            counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
+        if detected_before is not None and table.name == FINDINGS_TABLE:
+            stamp = detected_before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            done = target.delete(f"{FINDINGS_COLUMN} < '{stamp}'", commit_properties=_note())
             counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
         if closed_before is not None and table.name in CLOSED_TABLES:
             # On the partition column, whole files go; an open interval's is null, and the

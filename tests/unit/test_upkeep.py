@@ -354,3 +354,45 @@ def test_closed_ownership_intervals_expire_and_open_ones_stay(tmp_path: Path) ->
     assert again.expired_rows == 0
     assert upkeep.closed_cutoff(UpkeepConfig(ownership_retention_days=0), clock_ms) is None
     assert upkeep.closed_cutoff(settings, None) is None
+
+
+def test_findings_expire_a_year_after_they_were_detected(tmp_path: Path) -> None:
+    """Findings detected before the UTC day ``findings_retention_days`` before the stream's
+    clock go; those detected since stay."""
+    settings = UpkeepConfig(findings_retention_days=365)
+    path = _create(tmp_path, tables.FINDINGS, settings)
+    clock = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
+
+    def finding(n: int, detected: dt.datetime) -> dict[str, object]:
+        return {
+            "finding_id": f"f{n}",
+            "kind": "consumer_stopped",
+            "severity": "warning",
+            "group": "g",
+            "detail": "stopped",
+            "detected_at": detected,
+        }
+
+    rows = [
+        finding(0, clock - dt.timedelta(days=366)),  # before the cutoff's day: expires
+        finding(1, clock - dt.timedelta(days=365, hours=11)),  # on the cutoff's day: stays
+        finding(2, clock - dt.timedelta(days=3)),
+    ]
+    deltawrite.merge_once(
+        path,
+        tables.FINDINGS,
+        deltawrite.conform(_arrow(tables.FINDINGS, rows), tables.FINDINGS),
+        APP,
+        0,
+        update=False,
+    )
+    clock_ms = int(clock.timestamp() * 1000)
+    cutoff = upkeep.findings_cutoff(settings, clock_ms)
+    assert cutoff == dt.datetime(2025, 11, 25, tzinfo=dt.UTC)
+    done = upkeep.tidy(path, tables.FINDINGS, settings, None, None, None, cutoff)
+    assert done.expired_rows == 1
+    kept = DeltaTable(str(path)).to_pyarrow_table().column("finding_id").to_pylist()
+    assert sorted(kept) == ["f1", "f2"]
+    # 0 keeps everything, and so does a job with no clock yet.
+    assert upkeep.findings_cutoff(UpkeepConfig(findings_retention_days=0), clock_ms) is None
+    assert upkeep.findings_cutoff(settings, None) is None

@@ -54,13 +54,14 @@ def run(
     cutoff = tidying.history_cutoff(config.upkeep, clock_ms)
     observed = tidying.observed_cutoff(config.lag.history_hours)
     closed = tidying.closed_cutoff(config.upkeep, clock_ms)
+    detected = tidying.findings_cutoff(config.upkeep, clock_ms)
     done = []
     for table in due(config, batch_id):
         local = locations.local_path(config.table_path(table.name))
         if local is not None:
-            result = tidying.tidy(local, table, config.upkeep, cutoff, observed, closed)
+            result = tidying.tidy(local, table, config.upkeep, cutoff, observed, closed, detected)
         else:
-            result = _tidy_by_spark(spark, config, table, cutoff, observed, closed)
+            result = _tidy_by_spark(spark, config, table, cutoff, observed, closed, detected)
         done.append(result)
         log.info(
             "batch %d: upkeep of %s: %d file(s) compacted into %d, %d vacuumed, %d expired "
@@ -85,6 +86,7 @@ def _tidy_by_spark(
     cutoff: dt.date | None,
     observed: dt.datetime | None = None,
     closed: dt.date | None = None,
+    detected: dt.datetime | None = None,
 ) -> tidying.Tidied:
     """The same steps with Spark, for a table on an object store."""
     import time
@@ -105,6 +107,8 @@ def _tidy_by_spark(
                 target.delete(F.col(tidying.OBSERVED_COLUMN) < F.lit(observed))
             if closed is not None and table.name in tidying.CLOSED_TABLES:
                 target.delete(F.col(tidying.CLOSED_COLUMN) < F.lit(closed))
+            if detected is not None and table.name == tidying.FINDINGS_TABLE:
+                target.delete(F.col(tidying.FINDINGS_COLUMN) < F.lit(detected))
             metrics = target.optimize().executeCompaction().first()
             if metrics is not None:
                 compacted = int(metrics["metrics"]["numFilesRemoved"])
