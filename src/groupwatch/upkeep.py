@@ -159,19 +159,13 @@ def tidy(
     try:
         target = DeltaTable(str(path))
         if observed_before is not None and table.name in OBSERVED_TABLES:
-            stamp = observed_before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            done = target.delete(f"{OBSERVED_COLUMN} < '{stamp}'", commit_properties=_note())
-            counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
+            counts["expired_rows"] += _expire(target, OBSERVED_COLUMN, _stamp(observed_before))
         if detected_before is not None and table.name == FINDINGS_TABLE:
-            stamp = detected_before.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            done = target.delete(f"{FINDINGS_COLUMN} < '{stamp}'", commit_properties=_note())
-            counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
+            counts["expired_rows"] += _expire(target, FINDINGS_COLUMN, _stamp(detected_before))
         if closed_before is not None and table.name in CLOSED_TABLES:
             # On the partition column, whole files go; an open interval's is null, and the
             # comparison is never true for it.
-            day = closed_before.isoformat()
-            done = target.delete(f"{CLOSED_COLUMN} < '{day}'", commit_properties=_note())
-            counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
+            counts["expired_rows"] += _expire(target, CLOSED_COLUMN, closed_before.isoformat())
         if cutoff is not None and HISTORY_COLUMN in table.partition_by:
             old = [
                 p
@@ -180,10 +174,7 @@ def tidy(
             ]
             if old:
                 # A predicate on the partition column only: whole files are dropped.
-                done = target.delete(
-                    f"{HISTORY_COLUMN} < '{cutoff.isoformat()}'", commit_properties=_note()
-                )
-                counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
+                counts["expired_rows"] += _expire(target, HISTORY_COLUMN, cutoff.isoformat())
         metrics = target.optimize.compact(
             target_size=upkeep.target_file_mb * 1_000_000,
             # One rewrite at a time: the job's two cores also run the next batch.
@@ -211,6 +202,17 @@ def tidy(
         seconds=time.monotonic() - started,
         **counts,
     )
+
+
+def _stamp(when: dt.datetime) -> str:
+    """A time as the delete predicates compare it (UTC, to the second)."""
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _expire(target: DeltaTable, column: str, before: str) -> int:
+    """Delete the rows whose ``column`` is below ``before`` (one commit); how many went."""
+    done = target.delete(f"{column} < '{before}'", commit_properties=_note())
+    return int(done.get("num_deleted_rows", 0))
 
 
 def is_upkeep(user_metadata: str | None) -> bool:

@@ -6,12 +6,36 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groupwatch.detect.lag.judge import LagRules
-from groupwatch.detect.lag.model import Commit, EndOffset, Owner
-from groupwatch.detect.lag.poll import LagKeeper, topic_lag
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag, worst
+from groupwatch.detect.lag.poll import LagKeeper, TopicLag
 
 RULES = LagRules(stop_ms=300_000, warn_ms=60_000, window_ms=300_000)
 A = Owner("m-a", "app-1", "/10.0.0.1", 5)
 B = Owner("m-b", "app-2", "/10.0.0.2", 6)
+
+
+def topic_lag(rows: list[PartitionLag]) -> list[TopicLag]:
+    """The reference the keeper's running sums are held to: the rows grouped per (group,
+    topic) after the poll, each sum taken plainly."""
+    by: dict[tuple[str, str], list[PartitionLag]] = {}
+    for r in rows:
+        by.setdefault((r.group, r.topic), []).append(r)
+    out = []
+    for (group, topic), rs in sorted(by.items()):
+        seconds = [r.lag_seconds for r in rs if r.lag_seconds is not None]
+        observed = [r.observed_ms for r in rs if r.observed_ms is not None]
+        out.append(
+            TopicLag(
+                group,
+                topic,
+                max(observed) if observed else None,
+                len(rs),
+                sum(r.lag_records or 0 for r in rs),
+                max(seconds) if seconds else None,
+                worst(r.status for r in rs),
+            )
+        )
+    return out
 
 
 def end(at_s: int, offset: int, partition: int = 0) -> EndOffset:

@@ -100,15 +100,9 @@ def judge(
     upto = at if known_ms is None else min(at, known_ms)
     unseen_s = (at - upto) / 1000.0
     lag = max(0, newest.end_offset - commit.offset)
-    if lag == 0:
-        # Nothing waits (what ``seconds_behind`` says of it, without the call: most
-        # partitions of a fleet at most polls).
-        seconds: float | None = 0.0
-        at_least = False
-    else:
-        behind = seconds_behind(history, commit.offset, is_usable=compact)
-        seconds = None if behind is None else behind.seconds
-        at_least = behind is not None and behind.at_least
+    behind = seconds_behind(history, commit.offset, is_usable=compact)
+    seconds = None if behind is None else behind.seconds
+    at_least = behind is not None and behind.at_least
     waited_ms = 0.0 if seconds is None else seconds * 1000.0
     retired = owner is None and upto - commit.commit_ms >= rules.retire_ms
     # A consumer may have moved on since ``upto``: lag over the window, minus that, for

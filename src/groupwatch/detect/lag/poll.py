@@ -19,7 +19,6 @@ from groupwatch.detect.lag.model import (
     Owner,
     PartitionLag,
     Status,
-    worst,
 )
 
 TP = tuple[str, int]
@@ -76,7 +75,7 @@ class _Slot:
 
 
 class _TopicSum:
-    """A (group, topic)'s partitions summed as they are judged (:func:`topic_lag`'s rows)."""
+    """A (group, topic)'s partitions summed as they are judged: a ``lag_history`` row."""
 
     __slots__ = ("observed", "partitions", "rank", "records", "seconds")
 
@@ -225,8 +224,11 @@ class LagKeeper:
                 resolved.append(v.resolved)
             gt = (group, topic)
             if gt != last_gt:
-                total = sums.get(gt) or sums.setdefault(gt, _TopicSum())
-                last_gt = gt
+                # Rows come topic by topic as the table is read: one lookup per run of them.
+                found = sums.get(gt)
+                if found is None:
+                    found = sums[gt] = _TopicSum()
+                total, last_gt = found, gt
             total.add(row)
         for key in [k for k, s in slots.items() if s.poll != poll]:
             # The offset was deleted: its open finding ends with it.
@@ -238,26 +240,3 @@ class LagKeeper:
             for (g, t), s in sorted(sums.items())
         ]
         return PollResult(rows, topics, opened, resolved)
-
-
-def topic_lag(rows: Iterable[PartitionLag]) -> list[TopicLag]:
-    """Partition rows summed per (group, topic): ``lag_history`` and the metrics."""
-    by: dict[tuple[str, str], list[PartitionLag]] = {}
-    for r in rows:
-        by.setdefault((r.group, r.topic), []).append(r)
-    out = []
-    for (group, topic), rs in sorted(by.items()):
-        seconds = [r.lag_seconds for r in rs if r.lag_seconds is not None]
-        observed = [r.observed_ms for r in rs if r.observed_ms is not None]
-        out.append(
-            TopicLag(
-                group,
-                topic,
-                max(observed) if observed else None,
-                len(rs),
-                sum(r.lag_records or 0 for r in rs),
-                max(seconds) if seconds else None,
-                worst(r.status for r in rs),
-            )
-        )
-    return out
