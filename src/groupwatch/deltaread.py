@@ -19,9 +19,12 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
@@ -85,6 +88,38 @@ def columns(table: str) -> tuple[Column, ...]:
 def schema(table: str) -> pa.Schema:
     """The Arrow schema of one table declared in ``groupwatch.tables`` (or a lag table)."""
     return pa.schema([pa.field(c.name, arrow_type(c.ddl)) for c in columns(table)])
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """One data file of a table's current version: its path under the table and the values
+    of the table's partition columns for it (typed, as the catalogue declares them)."""
+
+    path: str
+    partition: tuple[tuple[str, object], ...]
+
+
+def _frame(table: str, arrow: pa.Table) -> pd.DataFrame:
+    """An Arrow read of ``table`` as the pages use it: every declared column (a column declared
+    after the rows were written reads as null), timestamps in UTC."""
+    frame: pd.DataFrame = arrow.to_pandas()
+    for col in columns(table):
+        # Tables written before a column was declared (the modern-group columns, say) lack
+        # it: it reads as null, which every page takes as "classic" / "not known".
+        if col.name not in frame:
+            frame[col.name] = None
+        if col.ddl == "timestamp" and col.name in frame:
+            frame[col.name] = pd.to_datetime(frame[col.name], utc=True)
+    return frame
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """The rows of a file for which ``expression`` holds, applied as the file is read;
+    ``columns``: the columns it reads."""
+
+    expression: pc.Expression
+    columns: tuple[str, ...]
 
 
 @dataclass
@@ -155,14 +190,83 @@ class DeltaStore:
         except (DeltaError, OSError) as exc:
             log.warning("cannot read %s: %s", path, exc)
             return self.empty(table)
-        frame = arrow.to_pandas()
-        for col in columns(table):
-            # Tables written before a column was declared (the modern-group columns, say) lack
-            # it: it reads as null, which every page takes as "classic" / "not known".
-            if col.name not in frame:
-                frame[col.name] = None
-            if col.ddl == "timestamp" and col.name in frame:
-                frame[col.name] = pd.to_datetime(frame[col.name], utc=True)
+        frame = _frame(table, arrow)
         with self._lock:
             self._cache[table] = _Cached(version, frame)
         return frame
+
+    def read_rows(self, table: str, column: str, value: str) -> pd.DataFrame:
+        """The rows of ``table`` whose ``column`` is ``value`` (one group's), filtered as the
+        files are scanned: nothing else of the table becomes pandas, and nothing is cached
+        (the caller keeps what it needs, per version)."""
+        path = self.path(table)
+        if self.version(table) is None:
+            return self.empty(table)
+        try:
+            dataset = DeltaTable(str(path)).to_pyarrow_dataset()
+            arrow: pa.Table = dataset.to_table(filter=pc.field(column) == value)
+        except (DeltaError, OSError) as exc:
+            log.warning("cannot read %s: %s", path, exc)
+            return self.empty(table)
+        return _frame(table, arrow)
+
+    def files(self, table: str) -> tuple[int, list[DataFile]] | None:
+        """The table's newest version and its data files, for readers that keep something per
+        file (a file never changes: a new version adds and removes whole files).  ``None``
+        when the table does not exist or its files cannot be read one by one (deletion
+        vectors, which the job's tables do not use, say a file's rows are not all live)."""
+        path = self.path(table)
+        if self.version(table) is None:
+            return None
+        try:
+            dt = DeltaTable(str(path))
+            if "deletionVectors" in (dt.protocol().writer_features or []):
+                return None
+            actions = pa.table(dt.get_add_actions(flatten=True))
+            version = dt.version()
+        except (DeltaError, OSError) as exc:
+            log.warning("cannot list %s: %s", path, exc)
+            return None
+        parts = [c for c in actions.column_names if c.startswith("partition.")]
+        values = {c: actions.column(c).to_pylist() for c in parts}
+        out = []
+        for i, file_path in enumerate(actions.column("path").to_pylist()):
+            if "://" in str(file_path) or os.path.isabs(str(file_path)):
+                return None  # a file outside the table (a shallow clone): read it whole
+            partition = tuple((c[len("partition.") :], values[c][i]) for c in parts)
+            # Paths in the log are URIs relative to the table: partition values are escaped.
+            out.append(DataFile(unquote(str(file_path)), partition))
+        return version, out
+
+    def read_file(
+        self,
+        table: str,
+        data_file: DataFile,
+        columns: tuple[str, ...] | None = None,
+        where: RowFilter | None = None,
+    ) -> pd.DataFrame:
+        """One data file of ``table`` (:meth:`files`) as :meth:`read` would show its rows; only
+        ``columns`` of it (the others read as null) and only the rows ``where`` holds for, both
+        applied before anything becomes pandas.  A file that lacks a column ``where`` names
+        (written before it was declared) is read whole: the caller's reduction decides."""
+        target = self.path(table) / data_file.path
+        stored = pq.read_schema(target).names
+        wanted = None if columns is None else [c for c in columns if c in stored]
+        usable = where is not None and all(c in stored for c in where.columns)
+        expression = where.expression if where is not None and usable else None
+        arrow = pq.read_table(target, columns=wanted, filters=expression)
+        declared = schema(table)
+        for i, name in enumerate(arrow.column_names):
+            # Another writer's physical types (Spark's INT96 timestamps, say) as declared.
+            if name in declared.names and arrow.schema.field(i).type != declared.field(name).type:
+                try:
+                    arrow = arrow.set_column(
+                        i, name, arrow.column(i).cast(declared.field(name).type)
+                    )
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    pass  # read as written: the frame's post-processing copes
+        for name, value in data_file.partition:
+            if name not in arrow.column_names and name in declared.names:
+                kind = declared.field(name).type
+                arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
+        return _frame(table, arrow)

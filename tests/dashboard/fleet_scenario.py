@@ -36,7 +36,11 @@ LAG_TOP_SECONDS = 90_000.0
 POLLS = 12
 
 
-def build(root: Path, groups: int = 3000, big: int = 2000, lag: bool = True) -> dict[str, Any]:
+def build(
+    root: Path, groups: int = 3000, big: int = 2000, lag: bool = True, generation: int = 3
+) -> dict[str, Any]:
+    """The fleet at ``now``; its classic groups at ``generation`` (a benchmark that writes
+    their earlier generations as history starts them higher)."""
     now = datetime.now(UTC).replace(microsecond=0)
     lag_rows: list[dict[str, Any]] = []
     history: list[dict[str, Any]] = []
@@ -67,7 +71,7 @@ def build(root: Path, groups: int = 3000, big: int = 2000, lag: bool = True) -> 
         snaps.append(
             {
                 "group": name,
-                "generation": 3,
+                "generation": generation,
                 "protocol_type": "consumer",
                 "protocol": "range",
                 "leader": f"{name}-m0",
@@ -83,12 +87,12 @@ def build(root: Path, groups: int = 3000, big: int = 2000, lag: bool = True) -> 
             members.append(
                 {
                     "group": name,
-                    "generation": 3,
+                    "generation": generation,
                     "member_id": f"{name}-m{i}",
                     "client_id": f"client-{i}",
                     "topics": [topic],
                     "claim": tps(*parts),
-                    "claim_generation": 2,
+                    "claim_generation": generation - 1,
                     "assignment": tps(*parts),
                     **where,
                 }
@@ -100,7 +104,7 @@ def build(root: Path, groups: int = 3000, big: int = 2000, lag: bool = True) -> 
                     "partition": i,
                     "member_id": f"{name}-m{i}",
                     "client_id": f"client-{i}",
-                    "from_generation": 3,
+                    "from_generation": generation,
                     "from_time": at,
                 }
             )
@@ -114,7 +118,7 @@ def build(root: Path, groups: int = 3000, big: int = 2000, lag: bool = True) -> 
                     "kind": "assignment_overlap",
                     "severity": "critical",
                     "group": name,
-                    "generation": 3,
+                    "generation": generation,
                     "topic": topic,
                     "partition": 0,
                     "members": [f"{name}-m0", f"{name}-m1"],
@@ -158,7 +162,7 @@ def build(root: Path, groups: int = 3000, big: int = 2000, lag: bool = True) -> 
                     "owner_member": f"{name}-m{i}",
                     "owner_client": f"client-{i}",
                     "owner_host": f"/10.0.{i % 250}.{h % 250}",
-                    "owner_generation": 3,
+                    "owner_generation": generation,
                     "observed_at": now - timedelta(seconds=5),
                 }
             )

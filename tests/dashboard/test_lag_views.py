@@ -221,7 +221,11 @@ def test_warming_prepares_the_fleet_page_before_anyone_asks(roots: tuple[Path, P
     names = lambda: {key[0] for key in pages.memo._entries}  # noqa: E731
     assert not names()
     assert pages.warm() > 0
-    assert {"fleet-base", "group-topics", "group-lag"} <= names()
+    assert {"fleet-base", "group-lag"} <= names()
+    folds = pages.memo._folds
+    assert {("fleet", "group_snapshots"), ("topics", "member_assignments")} <= set(folds)
     kept = dict(pages.memo._entries)
+    read = {k: f.files_read for k, f in folds.items()}
     pages.render("/", parse(""))  # the first request finds them: nothing computed again
     assert {k: id(v) for k, v in pages.memo._entries.items()} == {k: id(v) for k, v in kept.items()}
+    assert {k: f.files_read for k, f in folds.items()} == read

@@ -18,10 +18,14 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 
-from groupwatch.deltaread import DeltaStore
+from groupwatch.dashboard.fold import Fold, Reduce
+from groupwatch.deltaread import DeltaStore, RowFilter
 
 T = TypeVar("T")
 
+#: The tables that keep history (``upkeep.history_retention_days``, ``lag.history_hours``, the
+#: ownership intervals' retention): a page reads one group's rows of them, not the table.
+SCANNED = frozenset({"group_snapshots", "member_assignments", "partition_ownership", "lag_history"})
 #: Entries kept: the fleet's and the group index of each table, plus recent groups' pages.
 SIZE = 48
 
@@ -37,6 +41,24 @@ class Memo:
         # One computation per key at a time: a second request waits for the first's result
         # rather than computing it again next to it (two cores, several users).
         self._computing: dict[Hashable, threading.Lock] = {}
+        self._folds: dict[tuple[str, str], Fold] = {}
+
+    def fold(
+        self,
+        name: str,
+        table: str,
+        reduce: Reduce,
+        columns: tuple[str, ...] | None = None,
+        where: RowFilter | None = None,
+    ) -> pd.DataFrame:
+        """``reduce`` of ``table`` at its newest version, kept file by file (:class:`Fold`):
+        what a page needs of a long history, paid per file the job adds."""
+        with self._lock:
+            fold = self._folds.get((name, table))
+            if fold is None:
+                fold = Fold(self.store, table, reduce, columns, where)
+                self._folds[(name, table)] = fold
+        return fold.frame()
 
     def read(self, table: str) -> pd.DataFrame:
         return self.store.read(table)
@@ -68,8 +90,18 @@ class Memo:
         return value
 
     def rows(self, table: str, group: str) -> pd.DataFrame:
-        """``table``'s rows of one group (in table order), through an index of the table's
-        rows by group built once per version: no scan of the table per request."""
+        """``table``'s rows of one group (in table order).  A history table
+        (:data:`SCANNED`) is scanned for the group's rows once per version: reading all of a
+        month of it to index it by group would cost every new version the month.  Any other
+        table is indexed by group once per version: no scan per request."""
+        if table in SCANNED:
+            return self.get(
+                "group-rows",
+                (table,),
+                lambda: self.store.read_rows(table, "group", group),
+                table,
+                group,
+            )
         # The frame is kept with its index: a version committed in between never pairs one
         # version's positions with another's rows.
         frame, index = self.get("by-group", (table,), lambda: _by_group(self.read(table)), table)

@@ -145,7 +145,7 @@ class Pages:
             if path == "/partitions":
                 return partitions.render(self.memo, f)
             if path == "/health":
-                return health.render(self.store, f, self.metrics_url)
+                return health.render(self.memo, f, self.metrics_url)
             if path == "/":
                 return fleet.render(self.memo, f)
         except Exception as exc:  # noqa: BLE001 - a broken page says why; the app keeps serving

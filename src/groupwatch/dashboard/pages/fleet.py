@@ -17,7 +17,7 @@ from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.frames import is_null
 from groupwatch.dashboard.memo import Memo
-from groupwatch.dashboard.views import lag
+from groupwatch.dashboard.views import fleet_table, lag
 from groupwatch.dashboard.widgets import (
     SEVERITY_COLOURS,
     badge,
@@ -35,23 +35,31 @@ PAGE_SIZE = 50
 _FLEET_TABLES = ("group_snapshots", "findings", "member_assignments")
 
 
+def snapshots(memo: Memo) -> Any:
+    """The rows of ``group_snapshots`` the fleet reads (:func:`views.fleet_snapshots`), kept
+    file by file: a month of history costs the files each batch adds."""
+    return memo.fold("fleet", "group_snapshots", views.fleet_snapshots)
+
+
 def base(memo: Memo) -> Any:
     """The row per group (:func:`views.fleet_base`), once per version of its tables."""
     return memo.get(
         "fleet-base",
         _FLEET_TABLES,
         lambda: views.fleet_base(
-            memo.read("group_snapshots"), memo.read("findings"), memo.read("member_assignments")
+            snapshots(memo),
+            memo.read("findings"),
+            memo.fold(
+                "fleet", "member_assignments", views.fleet_members, where=fleet_table.MODERN_ROWS
+            ),
         ),
     )
 
 
 def topics(memo: Memo) -> Any:
-    """Every (group, topic) pair, once per version of ``member_assignments``."""
-    return memo.get(
-        "group-topics",
-        ("member_assignments",),
-        lambda: views.group_topics(memo.read("member_assignments")),
+    """Every (group, topic) pair, kept file by file of ``member_assignments``."""
+    return memo.fold(
+        "topics", "member_assignments", views.topic_pairs, columns=fleet_table.TOPIC_COLUMNS
     )
 
 
@@ -71,7 +79,7 @@ def table(memo: Memo, f: Filters) -> Any:
     """Every group matching ``f`` in the page's order (default: needing attention first)."""
     return views.fleet_rows(
         base(memo),
-        memo.read("group_snapshots"),
+        snapshots(memo),
         memo.read("findings"),
         topics(memo),
         f,

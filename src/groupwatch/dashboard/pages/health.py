@@ -11,12 +11,15 @@ from dash.development.base_component import Component
 
 from groupwatch.dashboard import charts, views
 from groupwatch.dashboard.filters import Filters
+from groupwatch.dashboard.memo import Memo
 from groupwatch.dashboard.widgets import badge, grid
-from groupwatch.deltaread import DeltaStore
 
 
-def render(store: DeltaStore, f: Filters, metrics_url: str | None = None) -> list[Component]:
-    """Quarantine, validation results, throughput and, with ``metrics_url``, the live metrics."""
+def render(memo: Memo, f: Filters, metrics_url: str | None = None) -> list[Component]:
+    """Quarantine, validation results, throughput and, with ``metrics_url``, the live metrics.
+    The records per minute are kept file by file of ``group_snapshots`` (a month of history
+    costs the files each batch adds)."""
+    store = memo.store
     q = views.quarantine_counts(store.read("quarantine"), f)
     qfig = (
         charts.stacked_bars(
@@ -26,7 +29,10 @@ def render(store: DeltaStore, f: Filters, metrics_url: str | None = None) -> lis
         else charts.empty("Quarantine (empty)")
     )
     v = views.validation_summary(store.read("validation_results"), f)
-    tp = views.throughput(store.read("group_snapshots"), store.read("findings"), f)
+    per_minute = memo.fold(
+        "health", "group_snapshots", views.records_per_minute, columns=("source_timestamp",)
+    )
+    tp = views.throughput(per_minute, store.read("findings"), f)
     tfig = (
         charts.lines(
             tp,

@@ -21,12 +21,20 @@ from groupwatch.dashboard.views.findings import (
 from groupwatch.dashboard.views.fleet_table import (
     fleet,
     fleet_base,
+    fleet_members,
     fleet_rows,
+    fleet_snapshots,
     group_topics,
     groups_with_topic,
     open_findings,
+    topic_pairs,
 )
-from groupwatch.dashboard.views.health import quarantine_counts, throughput, validation_summary
+from groupwatch.dashboard.views.health import (
+    quarantine_counts,
+    records_per_minute,
+    throughput,
+    validation_summary,
+)
 from groupwatch.dashboard.views.history import partition_history, timeline
 from groupwatch.dashboard.views.matrix import (
     Cell,
@@ -48,7 +56,9 @@ __all__ = [
     "findings_over_time",
     "fleet",
     "fleet_base",
+    "fleet_members",
     "fleet_rows",
+    "fleet_snapshots",
     "group_topics",
     "groups_with_topic",
     "modern_matrix",
@@ -56,8 +66,10 @@ __all__ = [
     "ownership_matrix",
     "partition_history",
     "quarantine_counts",
+    "records_per_minute",
     "throughput",
     "timeline",
+    "topic_pairs",
     "validation_summary",
     "with_event_time",
 ]

@@ -13,11 +13,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from groupwatch.dashboard import modern
 from groupwatch.dashboard.filters import Filters, in_window
 from groupwatch.dashboard.frames import is_null
 from groupwatch.dashboard.views import lag
+from groupwatch.deltaread import RowFilter
 from groupwatch.notify.kinds import HEALTHY, SEVERITIES, rank
 
 #: The columns of :func:`fleet`'s rows.
@@ -112,6 +114,63 @@ def group_topics(members: pd.DataFrame) -> pd.DataFrame:
     pairs = members[["group", "topics"]].explode("topics").dropna()
     pairs = pairs.rename(columns={"topics": "topic"}).drop_duplicates()
     return pairs.reset_index(drop=True)
+
+
+def topic_pairs(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`group_topics` as a reduction: of ``member_assignments`` rows, or of pairs it
+    returned before (a :class:`~groupwatch.dashboard.fold.Fold` combines those)."""
+    if "topics" in frame:
+        return group_topics(frame)
+    return frame[["group", "topic"]].drop_duplicates().reset_index(drop=True)
+
+
+#: How far back the fleet's per-request figures look (``rebalances_last_hour``).
+RECENT = timedelta(hours=1)
+
+
+def fleet_snapshots(snapshots: pd.DataFrame, now: datetime | None = None) -> pd.DataFrame:
+    """The rows of ``group_snapshots`` that the fleet page reads (:func:`fleet_base` and
+    :func:`fleet_rows` give the same on them as on every row): each group's newest row and its
+    newest row stating a type, every row of a modern group type (a modern group's members and
+    epochs are read from its rows since its last tombstone), and the rows of the last
+    :data:`RECENT` before ``now`` (the rebalances of the last hour).
+
+    Newest-per-group and a row's own values decide, so it can be applied per data file and
+    again to the union (:class:`~groupwatch.dashboard.fold.Fold`): a classic group's month of
+    generations costs the fleet one row.  The cut-off moves with the clock and only ever
+    leaves out rows the last hour no longer holds."""
+    if snapshots.empty:
+        return snapshots
+    now = now or datetime.now(UTC)
+    s = snapshots.sort_values(modern.POSITION, kind="stable")
+    newest = ~s["group"].duplicated(keep="last")
+    typed = s["group_type"].notna() if "group_type" in s else pd.Series(False, index=s.index)
+    newest_typed = pd.Series(False, index=s.index)
+    newest_typed[s.index[typed][~s.loc[typed, "group"].duplicated(keep="last").to_numpy()]] = True
+    kept = modern.types(s).map(modern.is_modern).astype(bool)
+    recent = (s["source_timestamp"] >= pd.Timestamp(now - RECENT)).fillna(False).astype(bool)
+    return s[newest | newest_typed | kept | recent]
+
+
+#: :func:`fleet_members`'s rows as a file is read: a type that is not classic (null and empty
+#: are classic, as :func:`modern.type_of` reads them).
+MODERN_ROWS = RowFilter(
+    pc.field("group_type").is_valid()
+    & (pc.field("group_type") != modern.CLASSIC)
+    & (pc.field("group_type") != ""),
+    ("group_type",),
+)
+#: What :func:`topic_pairs` reads of a file.
+TOPIC_COLUMNS = ("group", "topics")
+
+
+def fleet_members(members: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``member_assignments`` that :func:`fleet_base` reads: a modern group type's
+    (a classic group's member count is its snapshot's). A row's own type decides, so it can be
+    applied per data file."""
+    if members.empty:
+        return members
+    return members[modern.types(members).map(modern.is_modern).astype(bool)]
 
 
 def groups_with_topic(members: pd.DataFrame, topic: str) -> set[str]:

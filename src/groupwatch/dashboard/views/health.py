@@ -49,13 +49,46 @@ def validation_summary(results: pd.DataFrame, filters: Filters) -> pd.DataFrame:
     return latest.sort_values(["success", "table_name", "expectation"])[cols]
 
 
-def throughput(snapshots: pd.DataFrame, findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
-    """Group-metadata records per minute (event time) and the finding latency in seconds."""
-    s = in_window(snapshots, "source_timestamp", filters)
-    per_min = s.assign(minute=s["source_timestamp"].dt.floor("1min")).groupby("minute").size()
+def records_per_minute(frame: pd.DataFrame) -> pd.DataFrame:
+    """Group-metadata records per minute of event time (``minute``, ``records``), as a
+    reduction: of ``group_snapshots`` rows, or of counts it returned before (summed), so that
+    it is kept file by file (:class:`~groupwatch.dashboard.fold.Fold`)."""
+    if "records" in frame:
+        return frame.groupby("minute", as_index=False)["records"].sum()
+    if frame.empty:
+        return pd.DataFrame(
+            {
+                "minute": pd.Series(dtype="datetime64[ns, UTC]"),
+                "records": pd.Series(dtype="int64"),
+            }
+        )
+    minute = pd.to_datetime(frame["source_timestamp"], utc=True).dt.floor("1min")
+    return minute.value_counts().rename_axis("minute").reset_index(name="records")
+
+
+def throughput(per_minute: pd.DataFrame, findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
+    """Group-metadata records per minute (:func:`records_per_minute`; in a window, from the
+    minute it starts in, that minute whole) and the finding latency in seconds, per minute
+    up to a day's range, averaged over wider buckets beyond (:data:`BUCKETS`)."""
+    start = filters.since_time()
+    if start is not None and not per_minute.empty:
+        per_minute = per_minute[per_minute["minute"] >= pd.Timestamp(start).floor("1min")]
     f = with_event_time(findings)
     f = in_window(f, "event_time", filters)
+    times = [*per_minute["minute"], *f["detected_at"]]
+    span = (max(times) - min(times)) if times else pd.Timedelta(0)
+    # A month per minute is 43,200 points to draw: wider buckets keep a chart to about a day's
+    # worth of points, each the records per minute averaged over it.
+    step = next((b for b in BUCKETS if span / b <= MAX_POINTS), BUCKETS[-1])
+    minutes = step / pd.Timedelta(minutes=1)
+    bucket = per_minute["minute"].dt.floor(step)
+    per_min = per_minute.groupby(bucket)["records"].sum().sort_index() / minutes
     lag = (f["detected_at"] - f["event_time"]).dt.total_seconds()
-    lat = f.assign(minute=f["detected_at"].dt.floor("1min"), lag=lag).groupby("minute")["lag"].max()
+    lat = f.assign(minute=f["detected_at"].dt.floor(step), lag=lag).groupby("minute")["lag"].max()
     out = pd.DataFrame({"records": per_min, "max_finding_latency_s": lat})
     return out.rename_axis("minute").reset_index()
+
+
+#: The throughput chart's bucket widths, the narrowest that keeps it to :data:`MAX_POINTS`.
+BUCKETS = tuple(pd.Timedelta(b) for b in ("1min", "5min", "15min", "1h", "6h", "1D"))
+MAX_POINTS = 1440
