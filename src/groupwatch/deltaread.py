@@ -195,16 +195,28 @@ class DeltaStore:
             self._cache[table] = _Cached(version, frame)
         return frame
 
-    def read_rows(self, table: str, column: str, value: str) -> pd.DataFrame:
-        """The rows of ``table`` whose ``column`` is ``value`` (one group's), filtered as the
-        files are scanned: nothing else of the table becomes pandas, and nothing is cached
-        (the caller keeps what it needs, per version)."""
+    def read_rows(
+        self,
+        table: str,
+        column: str,
+        value: str | set[str],
+        columns: tuple[str, ...] | None = None,
+    ) -> pd.DataFrame:
+        """The rows of ``table`` whose ``column`` is ``value`` (one group's; or any of a set),
+        only ``columns`` of them (the others read as null), filtered as the files are scanned:
+        nothing else of the table becomes pandas, and nothing is cached (the caller keeps what
+        it needs, per version)."""
         path = self.path(table)
         if self.version(table) is None:
             return self.empty(table)
+        if isinstance(value, set):
+            wanted = pc.field(column).isin(sorted(value))
+        else:
+            wanted = pc.field(column) == value
         try:
             dataset = DeltaTable(str(path)).to_pyarrow_dataset()
-            arrow: pa.Table = dataset.to_table(filter=pc.field(column) == value)
+            names = None if columns is None else [c for c in columns if c in dataset.schema.names]
+            arrow: pa.Table = dataset.to_table(columns=names, filter=wanted)
         except (DeltaError, OSError) as exc:
             log.warning("cannot read %s: %s", path, exc)
             return self.empty(table)

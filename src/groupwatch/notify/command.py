@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from groupwatch.deltaread import DeltaStore
     from groupwatch.notify import Notifier, NotifyConfigError, load_config
-    from groupwatch.notify.inputs import finding_of, lag_row_of, snapshot_of
+    from groupwatch.notify.inputs import SNAPSHOT_COLUMNS, finding_of, lag_row_of, snapshot_of
 
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)
@@ -44,7 +44,15 @@ def run(args: argparse.Namespace) -> int:
         while True:
             # delta-rs reads pandas frames: their records become typed rows here, once.
             findings = [finding_of(r) for r in store.read("findings").to_dict("records")]
-            snapshots = [snapshot_of(r) for r in store.read("group_snapshots").to_dict("records")]
+            # Months of group_snapshots: only the rows of groups an alert could open or
+            # resolve for, only the columns it reads.
+            groups = notifier.groups_to_resolve(findings)
+            rows = (
+                store.read_rows("group_snapshots", "group", groups, SNAPSHOT_COLUMNS)
+                if groups
+                else store.empty("group_snapshots")
+            )
+            snapshots = [snapshot_of(r) for r in rows.to_dict("records")]
             # The whole partition_lag table resolves lag alerts; none before the job writes it.
             lag = (
                 [lag_row_of(r) for r in store.read("partition_lag").to_dict("records")]

@@ -33,6 +33,10 @@ class AlertSnapshot:
     source_offset: int | None = None
 
 
+#: The ``group_snapshots`` columns :class:`AlertSnapshot` reads.
+SNAPSHOT_COLUMNS = ("group", "generation", "tombstone", "source_timestamp", "source_offset")
+
+
 def _null(v: Any) -> bool:
     # NaN and NaT are the only values not equal to themselves.
     return v is None or bool(v != v)

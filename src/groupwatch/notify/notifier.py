@@ -176,6 +176,16 @@ class Notifier:
             self._emit(events)
         return events
 
+    def groups_to_resolve(self, findings_rows: Iterable[FindingRow]) -> set[str]:
+        """The groups whose snapshots :meth:`process` could act on with these findings: those
+        with an open alert, and those of findings it has not seen (which may open one).  A
+        reader of a long ``group_snapshots`` history reads these groups' rows only."""
+        groups = set(self._active)
+        for f in findings_rows:
+            if f.finding_id and f.finding_id not in self._seen and f.group:
+                groups.add(f.group)
+        return groups
+
     def active(self) -> list[Alert]:
         return [a for alerts in self._active.values() for a in alerts.values()]
 
