@@ -24,6 +24,10 @@ FROM delta.`${delta_root}/findings` f
 LEFT JOIN delta.`${delta_root}/partition_ownership` o
   ON o.`group` = f.`group` AND o.topic = f.topic AND o.`partition` = f.`partition`
  AND o.from_time <= f.detected_at AND (o.to_time IS NULL OR o.to_time > f.detected_at)
+ -- An interval that closed before ${since} cannot hold a finding detected after it: this lets
+ -- Spark skip the days intervals closed on before then (the table's partitions); to_date is
+ -- a UTC day, hence the day's margin.
+ AND (o.to_date IS NULL OR o.to_date >= date_sub(CAST(${since} AS DATE), 1))
 LEFT JOIN delta.`${delta_root}/partition_lag` l
   ON l.`group` = f.`group` AND l.topic = f.topic AND l.`partition` = f.`partition`
 WHERE f.kind = 'consumer_stopped'
