@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -256,11 +257,14 @@ class DeltaStore:
         data_file: DataFile,
         columns: tuple[str, ...] | None = None,
         where: RowFilter | None = None,
+        shape: Callable[[pa.Table], pa.Table] | None = None,
     ) -> pd.DataFrame:
         """One data file of ``table`` (:meth:`files`) as :meth:`read` would show its rows; only
         ``columns`` of it (the others read as null) and only the rows ``where`` holds for, both
         applied before anything becomes pandas.  A file that lacks a column ``where`` names
-        (written before it was declared) is read whole: the caller's reduction decides."""
+        (written before it was declared) is read whole: the caller's reduction decides.
+        ``shape``: what becomes pandas is what it makes of the file's Arrow table instead (a
+        reduction cheaper in Arrow than in pandas)."""
         target = self.path(table) / data_file.path
         stored = pq.read_schema(target).names
         wanted = None if columns is None else [c for c in columns if c in stored]
@@ -281,4 +285,7 @@ class DeltaStore:
             if name not in arrow.column_names and name in declared.names:
                 kind = declared.field(name).type
                 arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
+        if shape is not None:
+            shaped: pd.DataFrame = shape(arrow).to_pandas()
+            return shaped
         return _frame(table, arrow)

@@ -19,6 +19,7 @@ from groupwatch.dashboard.fold import Fold
 from groupwatch.dashboard.views.fleet_table import (
     MODERN_ROWS,
     TOPIC_COLUMNS,
+    arrow_topic_pairs,
     fleet_members,
     fleet_snapshots,
     topic_pairs,
@@ -172,7 +173,9 @@ def test_a_fold_reads_each_new_file_once_through_appends_compaction_and_deletes(
     store = DeltaStore(root)
     fold = Fold(store, "group_snapshots", lambda frame: fleet_snapshots(frame, now))
     # As the pages read them: only the columns a reduction needs, rows filtered in the scan.
-    pairs = Fold(store, "member_assignments", topic_pairs, columns=TOPIC_COLUMNS)
+    pairs = Fold(
+        store, "member_assignments", topic_pairs, columns=TOPIC_COLUMNS, shape=arrow_topic_pairs
+    )
     modern = Fold(store, "member_assignments", fleet_members, where=MODERN_ROWS)
     minutes = Fold(store, "group_snapshots", records_per_minute, columns=("source_timestamp",))
 

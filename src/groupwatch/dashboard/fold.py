@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 
 import pandas as pd  # type: ignore[import-untyped]
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from groupwatch.deltaread import DeltaStore, RowFilter
 
@@ -37,6 +38,7 @@ class Fold:
         reduce: Reduce,
         columns: tuple[str, ...] | None = None,
         where: RowFilter | None = None,
+        shape: Callable[[pa.Table], pa.Table] | None = None,
     ) -> None:
         self.store = store
         self.table = table
@@ -45,6 +47,7 @@ class Fold:
         #: keeps few rows of a file is mostly the cost of turning the file into pandas.
         self.columns = columns
         self.where = where
+        self.shape = shape
         self._version: int | None = None
         self._frame: pd.DataFrame | None = None
         self._files: dict[str, pd.DataFrame] = {}
@@ -74,7 +77,9 @@ class Fold:
                 del self._files[path]
             fresh = []
             for data_file in added:
-                rows = self.store.read_file(self.table, data_file, self.columns, self.where)
+                rows = self.store.read_file(
+                    self.table, data_file, self.columns, self.where, self.shape
+                )
                 part = self.reduce(rows)
                 self._files[data_file.path] = part
                 fresh.append(part)

@@ -59,7 +59,11 @@ def base(memo: Memo) -> Any:
 def topics(memo: Memo) -> Any:
     """Every (group, topic) pair, kept file by file of ``member_assignments``."""
     return memo.fold(
-        "topics", "member_assignments", views.topic_pairs, columns=fleet_table.TOPIC_COLUMNS
+        "topics",
+        "member_assignments",
+        views.topic_pairs,
+        columns=fleet_table.TOPIC_COLUMNS,
+        shape=fleet_table.arrow_topic_pairs,
     )
 
 
