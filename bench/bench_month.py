@@ -50,7 +50,7 @@ from tests.dashboard import fleet_scenario  # noqa: E402
 from tests.dashboard.scenario import tps  # noqa: E402
 
 from groupwatch.deltaread import schema  # noqa: E402
-from groupwatch.tables import TABLES  # noqa: E402
+from groupwatch.tables import TABLES, group_bucket  # noqa: E402
 
 #: (name, URL path and query).
 PAGES = [
@@ -77,6 +77,8 @@ def write(root: Path, table: str, rows: list[dict[str, Any]], mode: str = "appen
     if not rows and mode == "append":
         return
     sch = schema(table)
+    if table == "lag_history":  # the job's poll fills the partition column
+        rows = [{**r, "group_bucket": group_bucket(r["group"])} for r in rows]
     cols = {f.name: [r.get(f.name) for r in rows] for f in sch}
     parts = list(TABLES[table].partition_by) or None
     write_deltalake(str(root / table), pa.table(cols, schema=sch), mode=mode, partition_by=parts)  # type: ignore[arg-type]
@@ -206,9 +208,10 @@ def lag_day(
         "lag_records": pa.array((pick * 7 % 50).astype(np.int64)),
         "lag_seconds": pa.array((pick % 30).astype(np.float64)),
         "status": pa.array(np.full(n * polls, "ok", dtype=object), pa.string()),
+        "group_bucket": pa.array(np.array([group_bucket(g) for g, _, _ in groups], np.int32)[pick]),
     }
     table = pa.table({f.name: cols[f.name] for f in sch}, schema=sch)
-    write_deltalake(str(root / "lag_history"), table, mode="append")
+    write_deltalake(str(root / "lag_history"), table, mode="append", partition_by=["group_bucket"])
     return table.num_rows
 
 

@@ -31,7 +31,7 @@ from deltalake.exceptions import DeltaError
 
 from groupwatch import locations
 from groupwatch.config import ConfigError
-from groupwatch.tables import TABLES, Column
+from groupwatch.tables import TABLES, Column, group_bucket
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,13 @@ class DeltaStore:
         else:
             wanted = pc.field(column) == value
         try:
-            dataset = DeltaTable(str(path)).to_pyarrow_dataset()
+            delta = DeltaTable(str(path))
+            if column == "group" and "group_bucket" in delta.metadata().partition_columns:
+                # The group's partitions alone (``lag_history``): the others are not opened.
+                groups = value if isinstance(value, set) else {value}
+                buckets = sorted({group_bucket(g) for g in groups})
+                wanted = wanted & pc.field("group_bucket").isin(buckets)
+            dataset = delta.to_pyarrow_dataset()
             names = None if columns is None else [c for c in columns if c in dataset.schema.names]
             arrow: pa.Table = dataset.to_table(columns=names, filter=wanted)
         except (DeltaError, OSError) as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -462,6 +463,17 @@ PARTITION_LAG = Table(
 )
 
 
+#: ``lag_history``'s partitions: a group's rows are in one of this many, by a hash of its name.
+GROUP_BUCKETS = 16
+
+
+def group_bucket(group: str) -> int:
+    """The ``lag_history`` partition of a group's rows: the CRC-32 of its UTF-8 name modulo
+    :data:`GROUP_BUCKETS`, as Spark's ``pmod(crc32(CAST(`group` AS BINARY)), 16)`` computes it
+    (the rewrite of a table made before the column)."""
+    return zlib.crc32(group.encode("utf-8")) % GROUP_BUCKETS
+
+
 @dataclass(frozen=True, slots=True)
 class LagHistoryRow:
     """A row of ``lag_history``."""
@@ -475,12 +487,22 @@ class LagHistoryRow:
         "double", "seconds behind, the maximum over the partitions (null if unknown)"
     )
     status: str | None = column("string", "the worst partition status")
+    group_bucket: int | None = column(
+        "int", f"the table's partition: a hash of `group` modulo {GROUP_BUCKETS}"
+    )
 
 
 LAG_HISTORY = Table(
     "lag_history",
-    "Lag per (group, topic) at every poll, for lag over time; kept `lag.history_hours`.",
+    "Lag per (group, topic) at every poll, for lag over time; kept `lag.history_hours`. A poll "
+    "writes a row per (group, topic), a week of them at the default poll is 40,320; "
+    f"partitioned by a hash of the group into {GROUP_BUCKETS}, so that one group's history "
+    f"(the dashboard's group page) reads a {GROUP_BUCKETS}th of the table.",
     LagHistoryRow,
+    partition_by=("group_bucket",),
+    derived=(
+        ("group_bucket", f"CAST(pmod(crc32(CAST(`group` AS BINARY)), {GROUP_BUCKETS}) AS INT)"),
+    ),
 )
 
 

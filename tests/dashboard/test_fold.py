@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
@@ -232,3 +233,34 @@ def test_throughput_over_a_month_draws_a_days_worth_of_points_and_keeps_the_reco
     assert month["records"].sum() * 60 == pytest.approx(per_minute["records"].sum())
     day = views.throughput(per_minute.tail(1440), none, Filters())
     assert len(day) == 1440 and day["records"].tolist() == per_minute["records"].tail(1440).tolist()
+
+
+def test_a_groups_lag_history_is_read_from_its_partition_alone(tmp_path: Path) -> None:
+    """``lag_history`` is partitioned by a hash of the group: one group's rows are read from
+    its partition, the others not even opened (one of them is made unreadable to prove it)."""
+    from groupwatch.tables import group_bucket
+
+    root = tmp_path / "delta"
+    now = datetime.now(UTC).replace(microsecond=0)
+    groups = [f"grp-{i}" for i in range(40)]
+    rows = [
+        {"group": g, "topic": f"t{k % 2}", "observed_at": now - timedelta(seconds=15 * k),
+         "partitions": 3, "lag_records": k, "lag_seconds": float(k), "status": "ok",
+         "group_bucket": group_bucket(g)}
+        for g in groups for k in range(5)
+    ]  # fmt: skip
+    sch = schema("lag_history")
+    table = pa.table({f.name: [r[f.name] for r in rows] for f in sch}, schema=sch)
+    write_deltalake(str(root / "lag_history"), table, partition_by=["group_bucket"])
+    store = DeltaStore(root)
+    whole = store.read("lag_history")
+    mine = groups[7]
+    broken = next(g for g in groups if group_bucket(g) != group_bucket(mine))
+    folder = root / "lag_history" / f"group_bucket={group_bucket(broken)}"
+    for data in folder.glob("*.parquet"):
+        data.write_bytes(b"not parquet")
+    got = store.read_rows("lag_history", "group", mine)
+    _same(got, whole[whole["group"] == mine])
+    assert len(got) == 5
+    with pytest.raises(Exception):  # noqa: B017 - any error: the damaged partition is read
+        store.read_rows("lag_history", "group", broken)

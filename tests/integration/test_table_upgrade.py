@@ -64,3 +64,36 @@ def test_ownership_made_unpartitioned_is_rewritten_by_the_day_intervals_closed( 
     version = target.version()
     sinks.ensure_tables(spark, cfg)
     assert DeltaTable(path).version() == version
+
+
+def test_lag_history_made_unpartitioned_is_rewritten_by_group_bucket(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path
+) -> None:
+    """``lag_history`` as groupwatch wrote it before it was partitioned by a hash of the group:
+    one rewrite at start, every row kept, ``group_bucket`` filled by Spark as the job's poll
+    computes it in Python (``tables.group_bucket``), so that a group's rows written before and
+    after the rewrite are in the same partition; a second start does nothing."""
+    import datetime as dt
+
+    from deltalake import DeltaTable
+
+    cfg = config.load(None, env={}, overrides=[f"delta.root={tmp_path / 'delta'}"])
+    table = tables.LAG_HISTORY
+    path = cfg.table_path(table.name)
+    old = [c for c in table.columns if c.name != "group_bucket"]
+    at = dt.datetime(2026, 11, 20, 23, 30, tzinfo=dt.UTC)
+    names = ["billing", "orders-etl", "g00042", "", "consumer-ü-组", "a" * 300]
+    names += [f"group-{i}" for i in range(40)]
+    rows = [(n, "t", at, 1, 5, 1.5, "ok") for n in names]
+    spark.createDataFrame(rows, ", ".join(f"`{c.name}` {c.ddl}" for c in old)).write.format(
+        "delta"
+    ).save(path)
+    sinks.ensure_tables(spark, cfg)
+    target = DeltaTable(path)
+    assert target.metadata().partition_columns == ["group_bucket"]
+    got = {r["group"]: r["group_bucket"] for r in target.to_pyarrow_table().to_pylist()}
+    assert got == {n: tables.group_bucket(n) for n in names}
+    assert len(set(got.values())) > 8  # the names spread over the buckets
+    version = target.version()
+    sinks.ensure_tables(spark, cfg)
+    assert DeltaTable(path).version() == version

@@ -428,6 +428,7 @@ def topic_rows(topics: Iterable[TopicLag]) -> list[dict[str, Any]]:
             "lag_records": t.lag_records,
             "lag_seconds": t.lag_seconds,
             "status": t.status,
+            "group_bucket": tables.group_bucket(t.group),
         }
         for t in topics
     ]
