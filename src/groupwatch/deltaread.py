@@ -210,20 +210,33 @@ class DeltaStore:
         path = self.path(table)
         if self.version(table) is None:
             return self.empty(table)
-        if isinstance(value, set):
-            wanted = pc.field(column).isin(sorted(value))
-        else:
-            wanted = pc.field(column) == value
+        values = pa.array(sorted(value if isinstance(value, set) else {value}), pa.string())
         try:
             delta = DeltaTable(str(path))
+            parts = None
             if column == "group" and "group_bucket" in delta.metadata().partition_columns:
                 # The group's partitions alone (``lag_history``): the others are not opened.
-                groups = value if isinstance(value, set) else {value}
-                buckets = sorted({group_bucket(g) for g in groups})
-                wanted = wanted & pc.field("group_bucket").isin(buckets)
+                buckets = sorted({group_bucket(str(g)) for g in values.to_pylist()})
+                parts = pc.field("group_bucket").isin(buckets)
             dataset = delta.to_pyarrow_dataset()
             names = None if columns is None else [c for c in columns if c in dataset.schema.names]
-            arrow: pa.Table = dataset.to_table(columns=names, filter=wanted)
+            if names is not None and column not in names:
+                names.append(column)
+            kept = []
+            # The rows are filtered as each batch is read, not by the scanner: files delta-rs
+            # writes (a MERGE) store strings as ``string_view``, which its filter does not
+            # compare; a partition filter on an integer column it does apply.
+            for batch in dataset.to_batches(columns=names, filter=parts):
+                found = batch.column(batch.schema.get_field_index(column))
+                if found.type != pa.string():
+                    found = found.cast(pa.string())
+                kept.append(batch.filter(pc.is_in(found, value_set=values)))
+            arrow: pa.Table = pa.Table.from_batches(
+                kept,
+                schema=dataset.schema
+                if names is None
+                else pa.schema([dataset.schema.field(n) for n in names]),
+            )
         except (DeltaError, OSError) as exc:
             log.warning("cannot read %s: %s", path, exc)
             return self.empty(table)
@@ -275,8 +288,7 @@ class DeltaStore:
         stored = pq.read_schema(target).names
         wanted = None if columns is None else [c for c in columns if c in stored]
         usable = where is not None and all(c in stored for c in where.columns)
-        expression = where.expression if where is not None and usable else None
-        arrow = pq.read_table(target, columns=wanted, filters=expression)
+        arrow = pq.read_table(target, columns=wanted)
         declared = schema(table)
         for i, name in enumerate(arrow.column_names):
             # Another writer's physical types (Spark's INT96 timestamps, say) as declared.
@@ -291,6 +303,10 @@ class DeltaStore:
             if name not in arrow.column_names and name in declared.names:
                 kind = declared.field(name).type
                 arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
+        if where is not None and usable:
+            # After the types are the declared ones: files delta-rs writes (a MERGE) store
+            # strings as ``string_view``, which pyarrow's comparisons do not take.
+            arrow = arrow.filter(where.expression)
         if shape is not None:
             shaped: pd.DataFrame = shape(arrow).to_pandas()
             return shaped
