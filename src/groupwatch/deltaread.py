@@ -114,6 +114,18 @@ def _frame(table: str, arrow: pa.Table) -> pd.DataFrame:
     return frame
 
 
+def _as_declared(arrow: pa.Table, declared: pa.Schema) -> pa.Table:
+    """A file's columns in the declared types: another writer's physical types (Spark's INT96
+    timestamps; delta-rs's ``string_view``, which pyarrow's comparisons do not take)."""
+    for i, name in enumerate(arrow.column_names):
+        if name in declared.names and arrow.schema.field(i).type != declared.field(name).type:
+            try:
+                arrow = arrow.set_column(i, name, arrow.column(i).cast(declared.field(name).type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # read as written: the frame's post-processing copes
+    return arrow
+
+
 @dataclass(frozen=True)
 class RowFilter:
     """The rows of a file for which ``expression`` holds, applied as the file is read;
@@ -288,17 +300,15 @@ class DeltaStore:
         stored = pq.read_schema(target).names
         wanted = None if columns is None else [c for c in columns if c in stored]
         usable = where is not None and all(c in stored for c in where.columns)
-        arrow = pq.read_table(target, columns=wanted)
         declared = schema(table)
-        for i, name in enumerate(arrow.column_names):
-            # Another writer's physical types (Spark's INT96 timestamps, say) as declared.
-            if name in declared.names and arrow.schema.field(i).type != declared.field(name).type:
-                try:
-                    arrow = arrow.set_column(
-                        i, name, arrow.column(i).cast(declared.field(name).type)
-                    )
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    pass  # read as written: the frame's post-processing copes
+        if where is not None and usable:
+            # The filter's columns first: a file with no row for it is not read further (a
+            # month of a classic fleet's member rows holds none of a modern group's).
+            probe = _as_declared(pq.read_table(target, columns=list(where.columns)), declared)
+            if probe.filter(where.expression).num_rows == 0:
+                empty = declared.empty_table()
+                return shape(empty).to_pandas() if shape is not None else _frame(table, empty)
+        arrow = _as_declared(pq.read_table(target, columns=wanted), declared)
         for name, value in data_file.partition:
             if name not in arrow.column_names and name in declared.names:
                 kind = declared.field(name).type
