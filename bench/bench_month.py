@@ -2,7 +2,8 @@
 them on its first day and after a month, in one run.
 
     .venv/bin/python bench/bench_month.py [--groups 2000] [--big 500] [--days 30]
-        [--rebalances-per-day 4] [--lag-polls-per-hour 240] [--no-sql] [--repeat 2] [--keep]
+        [--rebalances-per-day 4] [--lag-polls-per-hour 240] [--no-sql] [--repeat 2]
+        [--baseline COMMIT] [--keep]
 
 Two Delta roots hold the same fleet now (``tests/dashboard/fleet_scenario.py``: ``--groups``
 classic groups of 1-6 members, a few critical, KIP-848 groups, one group of ``--big``
@@ -22,7 +23,9 @@ each root, in a process of its own: each page rendered the first time (the table
 (same versions), and after the job's next batch (a new version of the snapshots, members and
 lag tables: what an open dashboard pays at every refresh), and the process's peak memory; and
 each query of ``dashboards/sql/`` run by Spark (local, two cores), twice, the second timed.
-Prints one line per figure, the month/fresh ratios, then one JSON line.
+With ``--baseline COMMIT`` the pages are timed by that commit's code too (``git archive``),
+on the same tables, after this code's.  Prints one line per figure, the month/fresh ratios,
+then one JSON line.
 """
 
 from __future__ import annotations
@@ -267,10 +270,12 @@ print(json.dumps({"pages": out, "memory_hwm_mb": round(int(hwm.split()[1]) / 102
 """
 
 
-def page_times(root: Path, urls: list[tuple[str, str]], repeat: int, batch: Any) -> Any:
-    """The pages in a process of their own; ``batch()`` between the warm renders and the
-    renders after the job's next batch."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+def page_times(
+    root: Path, urls: list[tuple[str, str]], repeat: int, batch: Any, src: Path = ROOT / "src"
+) -> Any:
+    """The pages (by the code in ``src``) in a process of their own; ``batch()`` between the
+    warm renders and the renders after the job's next batch."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(
         [sys.executable, "-c", _SERVER, str(root), str(repeat), json.dumps(urls)],
         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -337,6 +342,7 @@ def main() -> int:
     ap.add_argument("--lag-polls-per-hour", type=int, default=240)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-sql", action="store_true")
+    ap.add_argument("--baseline", default=None, help="a commit whose pages to time too")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     commit = subprocess.run(
@@ -362,32 +368,46 @@ def main() -> int:
         small = next(g for g, n, _ in groups if n == 3)
         urls = [(name, url.format(big=fleet_scenario.BIG, small=small)) for name, url in PAGES]
         out: dict[str, Any] = {"args": vars(args), "commit": commit, "rows": rows}
-        for label, root in roots.items():
-            out[label] = page_times(
-                root,
-                urls,
-                args.repeat,
-                lambda root=root: a_batch(root, small, f"t-{small}", 3, current + 1, now),
+        codes = {"": ROOT / "src"}
+        if args.baseline:
+            # The same pages by the baseline's code, on the same tables, after this code's.
+            old = work / "baseline"
+            old.mkdir()
+            archive = subprocess.run(
+                ["git", "archive", args.baseline, "src"], cwd=ROOT, capture_output=True, check=True
             )
-            for name, t in out[label]["pages"].items():
+            subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
+            codes[f"baseline {args.baseline} "] = old / "src"
+        gen = current
+        for code, src in codes.items():
+            for label, root in roots.items():
+                gen += 1
+                out[code + label] = page_times(
+                    root,
+                    urls,
+                    args.repeat,
+                    lambda root=root, gen=gen: a_batch(root, small, f"t-{small}", 3, gen, now),
+                    src,
+                )
+                for name, t in out[code + label]["pages"].items():
+                    log(
+                        f"  {code}{label} {name}: first {t['first']:.2f}s, again "
+                        f"{t['again']:.3f}s, after a batch {t['next_batch']:.2f}s"
+                    )
+                log(f"  {code}{label} peak memory {out[code + label]['memory_hwm_mb']:,.0f} MB")
+            log(f"{code}month / fresh:")
+            for name, _ in urls:
+                f, m = out[code + "fresh"]["pages"][name], out[code + "month"]["pages"][name]
                 log(
-                    f"  {label} {name}: first {t['first']:.2f}s, again {t['again']:.3f}s, "
-                    f"after a batch {t['next_batch']:.2f}s"
+                    "  "
+                    + name
+                    + ": "
+                    + ", ".join(
+                        f"{k} {m[k] / f[k]:.2f}x" for k in ("first", "again", "next_batch") if f[k]
+                    )
                 )
-            log(f"  {label} peak memory {out[label]['memory_hwm_mb']:,.0f} MB")
-        log("month / fresh:")
-        for name, _ in urls:
-            f, m = out["fresh"]["pages"][name], out["month"]["pages"][name]
-            log(
-                "  "
-                + name
-                + ": "
-                + ", ".join(
-                    f"{k} {m[k] / f[k]:.2f}x" for k in ("first", "again", "next_batch") if f[k]
-                )
-            )
-        out["memory_ratio"] = out["month"]["memory_hwm_mb"] / out["fresh"]["memory_hwm_mb"]
-        log(f"  peak memory {out['memory_ratio']:.2f}x")
+            ratio = out[code + "month"]["memory_hwm_mb"] / out[code + "fresh"]["memory_hwm_mb"]
+            log(f"  peak memory {ratio:.2f}x")
         if not args.no_sql:
             at = (now - timedelta(days=2)).strftime("%Y-%m-%d %H:%M:%S")
             out["sql"] = sql_times(
