@@ -127,12 +127,20 @@ def _as_declared(arrow: pa.Table, declared: pa.Schema) -> pa.Table:
 
 
 @dataclass(frozen=True)
-class RowFilter:
-    """The rows of a file for which ``expression`` holds, applied as the file is read;
-    ``columns``: the columns it reads."""
+class FileRead:
+    """What :meth:`DeltaStore.read_file` reads of a data file, before anything becomes pandas:
+    only ``columns`` (``None``: all); only the rows for which ``where`` holds (it reads
+    ``where_columns``); and with ``shape``, what it makes of the file's Arrow table instead of
+    the rows (a reduction cheaper in Arrow than in pandas)."""
 
-    expression: pc.Expression
-    columns: tuple[str, ...]
+    columns: tuple[str, ...] | None = None
+    where: pc.Expression | None = None
+    where_columns: tuple[str, ...] = ()
+    shape: Callable[[pa.Table], pa.Table] | None = None
+
+
+#: A file read whole.
+WHOLE = FileRead()
 
 
 @dataclass
@@ -282,42 +290,36 @@ class DeltaStore:
             out.append(DataFile(unquote(str(file_path)), partition))
         return version, out
 
-    def read_file(
-        self,
-        table: str,
-        data_file: DataFile,
-        columns: tuple[str, ...] | None = None,
-        where: RowFilter | None = None,
-        shape: Callable[[pa.Table], pa.Table] | None = None,
-    ) -> pd.DataFrame:
-        """One data file of ``table`` (:meth:`files`) as :meth:`read` would show its rows; only
-        ``columns`` of it (the others read as null) and only the rows ``where`` holds for, both
-        applied before anything becomes pandas.  A file that lacks a column ``where`` names
-        (written before it was declared) is read whole: the caller's reduction decides.
-        ``shape``: what becomes pandas is what it makes of the file's Arrow table instead (a
-        reduction cheaper in Arrow than in pandas)."""
+    def read_file(self, table: str, data_file: DataFile, how: FileRead = WHOLE) -> pd.DataFrame:
+        """One data file of ``table`` (:meth:`files`) as :meth:`read` would show its rows, read
+        as ``how`` says (columns not read read as null).  A file that lacks a column the filter
+        reads (written before it was declared) is read whole: the caller's reduction
+        decides."""
         target = self.path(table) / data_file.path
         stored = pq.read_schema(target).names
-        wanted = None if columns is None else [c for c in columns if c in stored]
-        usable = where is not None and all(c in stored for c in where.columns)
+        wanted = None if how.columns is None else [c for c in how.columns if c in stored]
+        where = how.where if all(c in stored for c in how.where_columns) else None
         declared = schema(table)
-        if where is not None and usable:
+        if where is not None:
             # The filter's columns first: a file with no row for it is not read further (a
             # month of a classic fleet's member rows holds none of a modern group's).
-            probe = _as_declared(pq.read_table(target, columns=list(where.columns)), declared)
-            if probe.filter(where.expression).num_rows == 0:
-                empty = declared.empty_table()
-                return shape(empty).to_pandas() if shape is not None else _frame(table, empty)
+            probe = _as_declared(pq.read_table(target, columns=list(how.where_columns)), declared)
+            if probe.filter(where).num_rows == 0:
+                return self._shaped(table, declared.empty_table(), how)
         arrow = _as_declared(pq.read_table(target, columns=wanted), declared)
         for name, value in data_file.partition:
             if name not in arrow.column_names and name in declared.names:
                 kind = declared.field(name).type
                 arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
-        if where is not None and usable:
+        if where is not None:
             # After the types are the declared ones: files delta-rs writes (a MERGE) store
             # strings as ``string_view``, which pyarrow's comparisons do not take.
-            arrow = arrow.filter(where.expression)
-        if shape is not None:
-            shaped: pd.DataFrame = shape(arrow).to_pandas()
+            arrow = arrow.filter(where)
+        return self._shaped(table, arrow, how)
+
+    @staticmethod
+    def _shaped(table: str, arrow: pa.Table, how: FileRead) -> pd.DataFrame:
+        if how.shape is not None:
+            shaped: pd.DataFrame = how.shape(arrow).to_pandas()
             return shaped
         return _frame(table, arrow)

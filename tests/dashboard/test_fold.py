@@ -20,13 +20,12 @@ from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.fold import Fold
 from groupwatch.dashboard.views.fleet_table import (
     MODERN_ROWS,
-    TOPIC_COLUMNS,
-    arrow_topic_pairs,
+    TOPIC_PAIRS,
     fleet_members,
     fleet_snapshots,
     topic_pairs,
 )
-from groupwatch.dashboard.views.health import records_per_minute
+from groupwatch.dashboard.views.health import RECORD_TIMES, records_per_minute
 from groupwatch.deltaread import DeltaStore, schema
 from groupwatch.tables import TABLES
 from tests.dashboard import fleet_scenario, modern_scenario
@@ -175,11 +174,9 @@ def test_a_fold_reads_each_new_file_once_through_appends_compaction_and_deletes(
     store = DeltaStore(root)
     fold = Fold(store, "group_snapshots", lambda frame: fleet_snapshots(frame, now))
     # As the pages read them: only the columns a reduction needs, rows filtered in the scan.
-    pairs = Fold(
-        store, "member_assignments", topic_pairs, columns=TOPIC_COLUMNS, shape=arrow_topic_pairs
-    )
-    modern = Fold(store, "member_assignments", fleet_members, where=MODERN_ROWS)
-    minutes = Fold(store, "group_snapshots", records_per_minute, columns=("source_timestamp",))
+    pairs = Fold(store, "member_assignments", topic_pairs, TOPIC_PAIRS)
+    modern = Fold(store, "member_assignments", fleet_members, MODERN_ROWS)
+    minutes = Fold(store, "group_snapshots", records_per_minute, RECORD_TIMES)
 
     def check() -> None:
         _same(fold.frame(), fleet_snapshots(store.read("group_snapshots"), now))
@@ -298,6 +295,6 @@ def test_rows_in_files_a_delta_rs_merge_wrote_are_found(tmp_path: Path) -> None:
     whole = store.read("member_assignments")
     two = store.read_rows("member_assignments", "group", {"h001", "merged-only"})
     _same(two, whole[whole["group"].isin({"h001", "merged-only"})])
-    fold = Fold(store, "member_assignments", fleet_members, where=MODERN_ROWS)
+    fold = Fold(store, "member_assignments", fleet_members, MODERN_ROWS)
     _same(fold.frame(), fleet_members(store.read("member_assignments")))
     assert set(fold.frame()["member_id"]) >= {"merged-only-x", "h001-x"}

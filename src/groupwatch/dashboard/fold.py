@@ -21,9 +21,8 @@ import threading
 from collections.abc import Callable
 
 import pandas as pd  # type: ignore[import-untyped]
-import pyarrow as pa  # type: ignore[import-untyped]
 
-from groupwatch.deltaread import DeltaStore, RowFilter
+from groupwatch.deltaread import WHOLE, DeltaStore, FileRead
 
 Reduce = Callable[[pd.DataFrame], pd.DataFrame]
 
@@ -36,18 +35,14 @@ class Fold:
         store: DeltaStore,
         table: str,
         reduce: Reduce,
-        columns: tuple[str, ...] | None = None,
-        where: RowFilter | None = None,
-        shape: Callable[[pa.Table], pa.Table] | None = None,
+        how: FileRead = WHOLE,
     ) -> None:
         self.store = store
         self.table = table
         self.reduce = reduce
         #: What of each file is read at all (``reduce`` must not need more): a reduction that
         #: keeps few rows of a file is mostly the cost of turning the file into pandas.
-        self.columns = columns
-        self.where = where
-        self.shape = shape
+        self.how = how
         self._version: int | None = None
         self._frame: pd.DataFrame | None = None
         self._files: dict[str, pd.DataFrame] = {}
@@ -77,10 +72,7 @@ class Fold:
                 del self._files[path]
             fresh = []
             for data_file in added:
-                rows = self.store.read_file(
-                    self.table, data_file, self.columns, self.where, self.shape
-                )
-                part = self.reduce(rows)
+                part = self.reduce(self.store.read_file(self.table, data_file, self.how))
                 self._files[data_file.path] = part
                 fresh.append(part)
                 self.files_read += 1

@@ -17,10 +17,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
-import pyarrow as pa  # type: ignore[import-untyped]
 
 from groupwatch.dashboard.fold import Fold, Reduce
-from groupwatch.deltaread import DeltaStore, RowFilter
+from groupwatch.deltaread import WHOLE, DeltaStore, FileRead
 
 T = TypeVar("T")
 
@@ -49,16 +48,14 @@ class Memo:
         name: str,
         table: str,
         reduce: Reduce,
-        columns: tuple[str, ...] | None = None,
-        where: RowFilter | None = None,
-        shape: Callable[[pa.Table], pa.Table] | None = None,
+        how: FileRead = WHOLE,
     ) -> pd.DataFrame:
         """``reduce`` of ``table`` at its newest version, kept file by file (:class:`Fold`):
         what a page needs of a long history, paid per file the job adds."""
         with self._lock:
             fold = self._folds.get((name, table))
             if fold is None:
-                fold = Fold(self.store, table, reduce, columns, where, shape)
+                fold = Fold(self.store, table, reduce, how)
                 self._folds[(name, table)] = fold
         return fold.frame()
 

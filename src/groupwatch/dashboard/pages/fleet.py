@@ -49,22 +49,14 @@ def base(memo: Memo) -> Any:
         lambda: views.fleet_base(
             snapshots(memo),
             memo.read("findings"),
-            memo.fold(
-                "fleet", "member_assignments", views.fleet_members, where=fleet_table.MODERN_ROWS
-            ),
+            memo.fold("fleet", "member_assignments", views.fleet_members, fleet_table.MODERN_ROWS),
         ),
     )
 
 
 def topics(memo: Memo) -> Any:
     """Every (group, topic) pair, kept file by file of ``member_assignments``."""
-    return memo.fold(
-        "topics",
-        "member_assignments",
-        views.topic_pairs,
-        columns=fleet_table.TOPIC_COLUMNS,
-        shape=fleet_table.arrow_topic_pairs,
-    )
+    return memo.fold("topics", "member_assignments", views.topic_pairs, fleet_table.TOPIC_PAIRS)
 
 
 def group_lag(memo: Memo) -> Any:

@@ -12,6 +12,7 @@ from dash.development.base_component import Component
 from groupwatch.dashboard import charts, views
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
+from groupwatch.dashboard.views.health import RECORD_TIMES
 from groupwatch.dashboard.widgets import badge, grid
 
 
@@ -29,9 +30,7 @@ def render(memo: Memo, f: Filters, metrics_url: str | None = None) -> list[Compo
         else charts.empty("Quarantine (empty)")
     )
     v = views.validation_summary(store.read("validation_results"), f)
-    per_minute = memo.fold(
-        "health", "group_snapshots", views.records_per_minute, columns=("source_timestamp",)
-    )
+    per_minute = memo.fold("health", "group_snapshots", views.records_per_minute, RECORD_TIMES)
     tp = views.throughput(per_minute, store.read("findings"), f)
     tfig = (
         charts.lines(

@@ -20,7 +20,7 @@ from groupwatch.dashboard import modern
 from groupwatch.dashboard.filters import Filters, in_window
 from groupwatch.dashboard.frames import is_null
 from groupwatch.dashboard.views import lag
-from groupwatch.deltaread import RowFilter
+from groupwatch.deltaread import FileRead
 from groupwatch.notify.kinds import HEALTHY, SEVERITIES, rank
 
 #: The columns of :func:`fleet`'s rows.
@@ -146,8 +146,8 @@ def fleet_snapshots(snapshots: pd.DataFrame, now: datetime | None = None) -> pd.
     s = snapshots.sort_values(modern.POSITION, kind="stable")
     newest = ~s["group"].duplicated(keep="last")
     typed = s["group_type"].notna() if "group_type" in s else pd.Series(False, index=s.index)
-    newest_typed = pd.Series(False, index=s.index)
-    newest_typed[s.index[typed][~s.loc[typed, "group"].duplicated(keep="last").to_numpy()]] = True
+    # Untyped rows' groups are null here: they only ever repeat each other.
+    newest_typed = typed & ~s["group"].where(typed).duplicated(keep="last")
     kept = modern.types(s).map(modern.is_modern).astype(bool)
     recent = (s["source_timestamp"] >= pd.Timestamp(now - RECENT)).fillna(False).astype(bool)
     return s[newest | newest_typed | kept | recent]
@@ -155,14 +155,12 @@ def fleet_snapshots(snapshots: pd.DataFrame, now: datetime | None = None) -> pd.
 
 #: :func:`fleet_members`'s rows as a file is read: a type that is not classic (null and empty
 #: are classic, as :func:`modern.type_of` reads them).
-MODERN_ROWS = RowFilter(
-    pc.field("group_type").is_valid()
+MODERN_ROWS = FileRead(
+    where=pc.field("group_type").is_valid()
     & (pc.field("group_type") != modern.CLASSIC)
     & (pc.field("group_type") != ""),
-    ("group_type",),
+    where_columns=("group_type",),
 )
-#: What :func:`topic_pairs` reads of a file.
-TOPIC_COLUMNS = ("group", "topics")
 
 
 def arrow_topic_pairs(rows: pa.Table) -> pa.Table:
@@ -175,6 +173,10 @@ def arrow_topic_pairs(rows: pa.Table) -> pa.Table:
     groups = pc.take(rows.column("group"), pc.list_parent_indices(topics))
     pairs = pa.table({"group": groups, "topic": flat}).filter(pc.is_valid(flat))
     return pairs.group_by(["group", "topic"]).aggregate([])
+
+
+#: What :func:`topic_pairs` reads of a file: two columns, made pairs in Arrow.
+TOPIC_PAIRS = FileRead(columns=("group", "topics"), shape=arrow_topic_pairs)
 
 
 def fleet_members(members: pd.DataFrame) -> pd.DataFrame:

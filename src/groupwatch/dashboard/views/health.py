@@ -7,6 +7,7 @@ import pandas as pd  # type: ignore[import-untyped]
 
 from groupwatch.dashboard.filters import Filters, in_window
 from groupwatch.dashboard.views.findings import with_event_time
+from groupwatch.deltaread import FileRead
 
 
 def quarantine_counts(quarantine: pd.DataFrame, filters: Filters) -> pd.DataFrame:
@@ -49,6 +50,10 @@ def validation_summary(results: pd.DataFrame, filters: Filters) -> pd.DataFrame:
     return latest.sort_values(["success", "table_name", "expectation"])[cols]
 
 
+#: What :func:`records_per_minute` reads of a ``group_snapshots`` file.
+RECORD_TIMES = FileRead(columns=("source_timestamp",))
+
+
 def records_per_minute(frame: pd.DataFrame) -> pd.DataFrame:
     """Group-metadata records per minute of event time (``minute``, ``records``), as a
     reduction: of ``group_snapshots`` rows, or of counts it returned before (summed), so that
@@ -75,8 +80,8 @@ def throughput(per_minute: pd.DataFrame, findings: pd.DataFrame, filters: Filter
         per_minute = per_minute[per_minute["minute"] >= pd.Timestamp(start).floor("1min")]
     f = with_event_time(findings)
     f = in_window(f, "event_time", filters)
-    times = [*per_minute["minute"], *f["detected_at"]]
-    span = (max(times) - min(times)) if times else pd.Timedelta(0)
+    times = [t for t in (per_minute["minute"], f["detected_at"]) if not t.empty]
+    span = max(t.max() for t in times) - min(t.min() for t in times) if times else pd.Timedelta(0)
     # A month per minute is 43,200 points to draw: wider buckets keep a chart to about a day's
     # worth of points, each the records per minute averaged over it.
     step = next((b for b in BUCKETS if span / b <= MAX_POINTS), BUCKETS[-1])
