@@ -339,20 +339,92 @@ class OwnerReader:
         return hosts, read
 
 
-def read_history(config: Config, since_ms: int) -> list[EndOffset]:
+def read_history(
+    config: Config, since_ms: int, floors: Mapping[TP, int]
+) -> tuple[list[EndOffset], list[EndOffset]]:
+    """What a restart needs of the end-offset history, oldest first per partition: the
+    ``end_offsets`` rows since ``since_ms`` of each partition in ``floors`` (its smallest
+    committed offset), from its last row at or below it on, the rows a seconds-behind
+    estimate can use (the keeper trims to the same after a judgement); and the newest answer
+    of each partition as ``partition_lag`` holds it (the end of a flat run the table has no
+    row of yet, :meth:`LagKeeper.observe`).  Filtered as Arrow columns: the table holds a
+    week of a fleet's busy partitions, and most of it is behind every committed offset."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     data = _read(
         config,
         tables.END_OFFSETS,
         ["topic", "partition", "start_offset", "end_offset", "observed_at"],
+        [("observed_at", ">=", tables.timestamp(since_ms))],
     )
+    if data is None or not floors or data.num_rows == 0:
+        return [], _newest_answers(config, floors, {})
+    wanted = pa.table(
+        {
+            "topic": [tp[0] for tp in floors],
+            "partition": pa.array([tp[1] for tp in floors], pa.int32()),
+            "floor": pa.array(list(floors.values()), pa.int64()),
+        }
+    )
+    # Declared types for the join (delta-rs may hand strings over as views).
+    data = pa.table(
+        {
+            "topic": data.column("topic").cast(pa.string()),
+            "partition": data.column("partition").cast(pa.int32()),
+            "start_offset": data.column("start_offset").cast(pa.int64()),
+            "end_offset": data.column("end_offset").cast(pa.int64()),
+            "observed_at": data.column("observed_at"),
+        }
+    )
+    data = data.join(wanted, ["topic", "partition"], join_type="inner")
+    data = data.append_column("ms", pa.array(_ms_list(data.column("observed_at")), pa.int64()))
+    at_or_below = data.filter(pc.less_equal(data["end_offset"], data["floor"]))
+    # Each partition's last row at or below its floor: where its estimates start.
+    starts = at_or_below.group_by(["topic", "partition"]).aggregate([("ms", "max")])
+    data = data.join(starts, ["topic", "partition"], join_type="left outer")
+    keep = pc.or_kleene(pc.is_null(data["ms_max"]), pc.greater_equal(data["ms"], data["ms_max"]))
+    data = data.filter(keep).sort_by([("topic", "ascending"), ("partition", "ascending"),
+                                      ("ms", "ascending")])  # fmt: skip
+    rows = [
+        EndOffset(t, p, b if b is not None else 0, e, at)
+        for t, p, b, e, at in zip(
+            data.column("topic").to_pylist(),
+            data.column("partition").to_pylist(),
+            data.column("start_offset").to_pylist(),
+            data.column("end_offset").to_pylist(),
+            data.column("ms").to_pylist(),
+            strict=True,
+        )
+        if e is not None
+    ]
+    last: dict[TP, EndOffset] = {(r.topic, r.partition): r for r in rows}
+    return rows, _newest_answers(config, floors, last)
+
+
+def _newest_answers(
+    config: Config, floors: Mapping[TP, int], rows: Mapping[TP, EndOffset]
+) -> list[EndOffset]:
+    """Each partition's newest answer in ``partition_lag`` later than its last history row
+    (``rows``; its log start from that row, which ``partition_lag`` does not hold)."""
+    data = _read(config, tables.PARTITION_LAG, ["topic", "partition", "end_offset", "observed_at"])
     if data is None:
         return []
-    rows = [
-        EndOffset(r["topic"], r["partition"], r["start_offset"], r["end_offset"], at)
-        for r in data.to_pylist()
-        if (at := _ms(r["observed_at"])) is not None and at >= since_ms
-    ]
-    return sorted(rows, key=lambda e: (e.topic, e.partition, e.observed_ms))
+    newest: dict[TP, EndOffset] = {}
+    for t, p, e, at in zip(
+        data.column("topic").to_pylist(),
+        data.column("partition").to_pylist(),
+        data.column("end_offset").to_pylist(),
+        _ms_list(data.column("observed_at")),
+        strict=True,
+    ):
+        tp = (t, p)
+        if e is None or at is None or tp not in floors or tp in newest:
+            continue  # a row per group of the partition: one answer
+        row = rows.get(tp)
+        if row is not None and at > row.observed_ms:
+            newest[tp] = EndOffset(t, p, row.start_offset, e, at)
+    return sorted(newest.values(), key=lambda e: (e.topic, e.partition))
 
 
 def _ts(ms: int | None) -> dt.datetime | None:
@@ -450,6 +522,7 @@ class Judged:
     answers stay there, to be written there."""
 
     result: PollResult
+    #: The brokers' answers to append to ``end_offsets`` (:meth:`LagKeeper.observe`).
     ends: list[EndOffset]
     #: The brokers' newest answer so far (epoch ms), the age of lag's figures.
     last_ok_ms: int | None = None
@@ -473,11 +546,17 @@ class LagJudge:
     def wanted(self) -> dict[str, list[int]]:
         """The partitions to ask the brokers for: those some group commits to (the commits
         read now are the ones the next judgement judges)."""
+        self._commits = read_commits(self.config)
         if not self._loaded:
             history_ms = self.config.lag.history_hours * 3_600_000
-            self.keeper.observe(read_history(self.config, int(time.time() * 1000) - history_ms))
+            floors: dict[TP, int] = {}
+            for c in self._commits:
+                tp = (c.topic, c.partition)
+                floors[tp] = min(c.offset, floors.get(tp, c.offset))
+            rows, newest = read_history(self.config, int(time.time() * 1000) - history_ms, floors)
+            self.keeper.restore(rows)
+            self.keeper.restore(newest, written=False)
             self._loaded = True
-        self._commits = read_commits(self.config)
         return by_topic(sorted({(c.topic, c.partition) for c in self._commits}))
 
     def judge(self, answer: Answer | None, stale: bool, known_ms: int | None) -> Judged:
@@ -485,8 +564,7 @@ class LagJudge:
         ``stale``: they did not answer)."""
         history_ms = self.config.lag.history_hours * 3_600_000
         now_ms = int(time.time() * 1000)
-        ends = [] if answer is None else answer.offsets()
-        self.keeper.observe(ends)
+        ends = self.keeper.observe([] if answer is None else answer.offsets())
         self.keeper.forget_older(now_ms - history_ms)
         result = self.keeper.judge(
             self._commits, self.owners.read(), stale=stale, known_ms=known_ms

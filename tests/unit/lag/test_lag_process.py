@@ -70,9 +70,10 @@ def test_the_child_judges_and_writes_as_the_driver_does(tmp_path: Path) -> None:
         a = inline.judge(_answer(), False, None)
         b = child.judge(_answer(), False, None)
         # The driver gets the alerting rows only, and no answers: the rest stays there.
+        # (One answer is a row: t-0's end moved; t-1's is the one read back.)
         assert [r.status for r in a.result.rows] == ["idle", "stopped", "idle"]
         assert b.result.rows == [r for r in a.result.rows if r.status == "stopped"]
-        assert b.ends == [] and len(a.ends) == 2
+        assert b.ends == [] and [(e.topic, e.partition) for e in a.ends] == [("t", 0)]
         assert b.result.topics == a.result.topics
         assert b.result.opened == a.result.opened and len(a.result.opened) == 1
         assert a.result.opened[0].member == "m1"
@@ -109,3 +110,49 @@ def test_a_failure_in_the_child_is_an_error_and_a_dead_child_is_started_again(
     finally:
         child.close()
     assert child._child is None
+
+
+def test_a_restart_reads_back_the_history_its_estimates_need_and_no_more(
+    tmp_path: Path,
+) -> None:
+    """Forty polls of a busy partition (one group far behind on it, one keeping up) and an
+    idle one, written as the job writes them; then a judge started afresh on the tables
+    judges the next answer as the one that kept running does, from the rows since the
+    point before the slow group's offset, and the idle partition wrote one row, not forty."""
+    t0 = dt.datetime.now(tz=dt.UTC).replace(microsecond=0) - dt.timedelta(hours=1)
+    _write(tmp_path, "committed_offsets", [
+        {"group": "slow", "topic": "t", "partition": 0, "committed_offset": 1_000,
+         "commit_time": t0, "moved_time": t0},
+        {"group": "fast", "topic": "t", "partition": 0, "committed_offset": 3_950,
+         "commit_time": t0, "moved_time": t0},
+        {"group": "fast", "topic": "t", "partition": 1, "committed_offset": 60,
+         "commit_time": t0, "moved_time": t0},
+    ])  # fmt: skip
+    _write(tmp_path, "findings", [])
+
+    def answer(i: int) -> Answer:
+        at = int((t0 + dt.timedelta(seconds=15 * i)).timestamp() * 1000)
+        return Answer(f"{{t-0={100 * i}, t-1=60}}", "{t-0=0, t-1=0}", at)
+
+    running = LagJudge(_config(tmp_path))
+    for i in range(40):
+        running.wanted()
+        running.judge(answer(i), False, None)
+        running.write()
+    rows = DeltaTable(str(tmp_path / "end_offsets")).to_pyarrow_table().to_pylist()
+    assert sum(r["partition"] == 1 for r in rows) == 1
+    assert sum(r["partition"] == 0 for r in rows) == 40
+
+    restarted = LagJudge(_config(tmp_path))
+    assert restarted.wanted() == running.wanted()
+    # Read back: from the last answer at or below 1,000 (the tenth) on, and t-1's newest.
+    assert [p.end_offset for p in restarted.keeper.history[("t", 0)]] == [
+        100 * i for i in range(10, 40)
+    ]
+    assert len(restarted.keeper.history[("t", 1)]) == 2
+    a = running.judge(answer(40), False, None).result
+    b = restarted.judge(answer(40), False, None).result
+    assert b.rows == a.rows
+    slow = next(r for r in a.rows if r.group == "slow")
+    assert slow.lag_seconds is not None and not slow.lag_seconds_at_least
+    assert abs(slow.lag_seconds - (600 - 150.15)) < 1e-6  # offset 1,000 written at 150.15 s

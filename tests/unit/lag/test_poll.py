@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from groupwatch.detect.lag.judge import LagRules
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag, worst
-from groupwatch.detect.lag.poll import LagKeeper, TopicLag
+from groupwatch.detect.lag.poll import MAX_POINTS, LagKeeper, TopicLag
 
 RULES = LagRules(stop_ms=300_000, warn_ms=60_000, window_ms=300_000)
 A = Owner("m-a", "app-1", "/10.0.0.1", 5)
@@ -111,8 +111,9 @@ def test_topic_rows_sum_records_and_take_the_worst() -> None:
 #: One poll of one partition: how far the log end moves (negative: a new, shorter log), how
 #: far the committed offset moves (negative: back), whether a commit was made, who owns it,
 #: and whether the brokers answered.
+_ENDS = st.sampled_from([0, 0, 1, 5, 40, 400, -10_000])
 _STEP = st.tuples(
-    st.sampled_from([0, 0, 1, 5, 40, 400, -10_000]),
+    _ENDS,
     st.sampled_from([0, 0, 1, 5, 40, 400, -300]),
     st.booleans(),
     st.sampled_from([A, A, B, None]),
@@ -130,9 +131,50 @@ def test_the_compact_keeper_judges_as_the_one_that_keeps_everything(
 ) -> None:
     """Its rows, the findings it opens and resolves, poll for poll, over three partitions
     whose logs grow, stall, restart shorter, and whose consumers keep up, fall behind, stop,
-    move back and change hands: dropping what it drops changes no verdict."""
-    rules = LagRules(stop_ms=120_000, warn_ms=30_000, window_ms=90_000, poll_ms=poll_s * 1000)
-    compact, full = LagKeeper(rules), LagKeeper(rules, compact=False)
+    move back and change hands: dropping what it drops changes no verdict.  (Without the
+    history's ``trim``, which changes the verdicts of a move back: the next test.)"""
+    _compare(LagKeeper(_rules(poll_s), trim=False), steps, poll_s)
+
+
+#: The same polls with commits that never move back.
+_FORWARD = st.tuples(
+    _ENDS,
+    st.sampled_from([0, 0, 1, 5, 40, 400]),
+    st.booleans(),
+    st.sampled_from([A, A, B, None]),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(st.lists(_FORWARD, min_size=3, max_size=3), min_size=1, max_size=40),
+    poll_s=st.sampled_from([5, 15, 60]),
+)
+def test_the_trimmed_history_judges_as_the_whole_one_while_commits_move_forward(
+    steps: list[list[tuple[int, int, bool, Owner | None, bool]]], poll_s: int
+) -> None:
+    """The job's keeper, its history cut at each partition's committed offset, against the
+    one that keeps everything, on logs that grow, stall and restart shorter, with a second
+    group on each partition far behind the first: the same rows, findings and topics, as long
+    as no group moves back."""
+    _compare(LagKeeper(_rules(poll_s)), steps, poll_s, behind=True)
+
+
+def _rules(poll_s: int) -> LagRules:
+    return LagRules(stop_ms=120_000, warn_ms=30_000, window_ms=90_000, poll_ms=poll_s * 1000)
+
+
+def _compare(
+    compact: LagKeeper,
+    steps: list[list[tuple[int, int, bool, Owner | None, bool]]],
+    poll_s: int,
+    *,
+    behind: bool = False,
+) -> None:
+    """``behind``: a group ``h`` commits half of ``g``'s offset on each partition too."""
+    rules = compact.rules
+    full = LagKeeper(rules, compact=False)
     ends = [1000, 1000, 1000]
     offsets = [900, 1000, 500]
     made = [0, 0, 0]
@@ -147,12 +189,15 @@ def test_the_compact_keeper_judges_as_the_one_that_keeps_everything(
             if answered:
                 answers.append(EndOffset("t", p, 0, ends[p], at))
             commits.append(Commit("g", "t", p, offsets[p], made[p], moved_ms=None))
+            if behind:
+                commits.append(Commit("h", "t", p, offsets[p] // 2, made[p], moved_ms=None))
             if owner is not None:
                 owners[("t", p)] = owner
         for keeper in (compact, full):
             keeper.observe(answers)
             keeper.forget_older(at - 3_600_000)
         known = at - 500 if i % 3 else None
+        commits.sort(key=lambda c: (c.group, c.partition))
         a = compact.judge(commits, {"g": owners}, stale=not answers, known_ms=known)
         b = full.judge(commits, {"g": owners}, stale=not answers, known_ms=known)
         assert a.rows == b.rows, f"poll {i}"
@@ -193,3 +238,85 @@ def test_the_compact_keeper_keeps_two_points_of_an_idle_partitions_window() -> N
         full.observe([end(t, 100)])
         full.judge([commit(100, t)], {"g": {("t", 0): A}})
     assert len(full.tracks[("g", "t", 0)].recent) > 10
+
+
+# -- what the keeper holds over a long run, and what it writes ---------------------------------
+def test_a_fleet_that_keeps_up_holds_two_points_a_partition_however_long_it_runs() -> None:
+    """Busy partitions (the end moves at every poll) and consumers at most a poll behind:
+    a day of polls leaves a partition's history at the point before its committed offset and
+    the newest, not 2,048 points (290 KB a partition before)."""
+    keeper = LagKeeper(RULES)
+    for t in range(0, 86_400, 15):
+        keeper.observe([end(t, 100 * t, p) for p in range(3)])
+        keeper.judge([Commit("g", "t", p, 100 * (t - 15), t * 1000) for p in range(3)], {})
+    assert {len(points) for points in keeper.history.values()} == {2}
+
+
+def test_one_group_far_behind_keeps_the_history_its_estimate_needs() -> None:
+    """Two groups on a partition, one stopped an hour ago: the estimate of the stopped one
+    stays exact (interpolated, not "at least"), the other's stays zero."""
+    keeper = LagKeeper(RULES)
+    rows = []
+    for t in range(0, 7_200, 15):
+        keeper.observe([end(t, 10 * t)])
+        rows = keeper.judge(
+            [Commit("a", "t", 0, 10 * t, t * 1000), Commit("b", "t", 0, 36_000, 3_600_000)], {}
+        ).rows
+    a, b = rows
+    assert a.lag_seconds == 0.0
+    # The end passed 36,000 at 3,600.1 s; the newest answer is at 7,185 s.
+    assert not b.lag_seconds_at_least and b.lag_seconds is not None
+    assert abs(b.lag_seconds - (7_185 - 3_600.1)) < 1e-6
+    assert len(keeper.history[("t", 0)]) == 7_200 // 15 - 3_600 // 15
+
+
+def test_a_seek_back_past_the_history_kept_is_at_least_never_a_guess() -> None:
+    keeper = LagKeeper(RULES)
+    for t in range(0, 600, 15):
+        keeper.observe([end(t, 10 * t)])
+        keeper.judge([commit(10 * t, t)], {})
+    kept = keeper.history[("t", 0)][0].observed_ms
+    row = keeper.judge([commit(100, 590)], {}).rows[0]  # written at 10 s: 575 s behind
+    assert row.lag_seconds_at_least
+    assert row.lag_seconds == (585_000 - kept) / 1000 < 575
+
+
+def test_past_its_cap_a_history_is_thinned_and_a_steady_estimate_stays_exact() -> None:
+    """A consumer stopped for longer than 2,048 polls on a steady producer: the older half is
+    thinned, the span kept, the estimate interpolated exactly, not "at least"."""
+    keeper = LagKeeper(RULES)
+    for t in range(0, 15 * 5_000, 15):
+        keeper.observe([end(t, 10 * t)])
+    points = keeper.history[("t", 0)]
+    assert len(points) <= MAX_POINTS and points[0].observed_ms == 0
+    row = keeper.judge([commit(1_005, 1)], {}).rows[0]  # written at 100.6 s
+    assert not row.lag_seconds_at_least and row.lag_seconds is not None
+    assert abs(row.lag_seconds - (74_985 - 100.6)) < 1e-6
+
+
+def test_only_changes_and_an_hourly_row_of_a_flat_run_are_written() -> None:
+    keeper = LagKeeper(RULES)
+    written: list[tuple[int, int]] = []
+    for t in range(0, 2 * 3_600 + 60, 15):
+        offset = 100 if t < 7_200 else 100 + t  # flat for two hours, then busy
+        rows = keeper.observe([end(t, offset)])
+        written += [(e.observed_ms // 1000, e.end_offset) for e in rows]
+    assert written == [
+        (0, 100),  # the first answer
+        (3_600, 100),  # an hour on
+        (7_185, 100),  # the flat run's last point, written when the end moved
+        (7_200, 7_300),
+        (7_215, 7_315),
+        (7_230, 7_330),
+        (7_245, 7_345),
+    ]
+
+
+def test_history_read_back_is_not_written_again() -> None:
+    keeper = LagKeeper(RULES)
+    keeper.restore([end(0, 100), end(15, 150)])
+    keeper.restore([end(30, 150)], written=False)  # partition_lag's newest, not a row
+    assert keeper.observe([end(45, 150)]) == []
+    # The end moves: the flat run's end no row holds (30 s from partition_lag is in
+    # memory but was replaced by 45 s) is written with the new answer.
+    assert [e.observed_ms for e in keeper.observe([end(60, 160)])] == [45_000, 60_000]

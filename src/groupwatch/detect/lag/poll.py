@@ -5,6 +5,7 @@ Spark shell reads the tables and asks the brokers, :mod:`groupwatch.spark.lag`).
 from __future__ import annotations
 
 import zlib
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -22,8 +23,14 @@ from groupwatch.detect.lag.model import (
 )
 
 TP = tuple[str, int]
-#: Observations kept per partition in memory (flat runs compressed); the table keeps all.
+#: Observations kept per partition in memory (flat runs compressed): past it, the older half
+#: is thinned to every other point, so a consumer days behind keeps an estimate (exact on a
+#: steady producer, whose log end is a straight line), not an "at least".
 MAX_POINTS = 2048
+#: A partition whose log end does not move still gets an ``end_offsets`` row this often, so
+#: that the table trimmed to ``lag.history_hours`` keeps where a long flat run began to
+#: within this (a restart then reads "at least" that much, as the memory it replaces knew).
+HEARTBEAT_MS = 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +113,23 @@ class LagKeeper:
     from the last time its log end went backwards (older points describe another log), a
     track's window only while it can still become ``lagging`` (see ``judge``'s ``compact``),
     and a commit unchanged since the last poll, with the same owner, is not advanced again.
-    ``compact=False`` keeps everything: the reference the tests hold it to."""
+    ``compact=False`` keeps everything: the reference the tests hold it to.
 
-    def __init__(self, rules: LagRules, *, compact: bool = True) -> None:
+    ``trim`` (the default with ``compact``): after each judgement a partition's history starts
+    at its last point at or below the smallest offset any group has committed on it (the
+    oldest point a seconds-behind estimate can still use: one group far behind keeps the
+    history it needs, a fleet that keeps up keeps two points a partition), and a partition no
+    group commits to any more has none.  It changes a verdict only when a commit moves below
+    that point (a group seeks back, or a new group starts behind the others): the answer is
+    then "at least" the history kept, never a guess."""
+
+    def __init__(self, rules: LagRules, *, compact: bool = True, trim: bool | None = None) -> None:
         self.rules = rules
         self.compact = compact
+        self.trim = compact if trim is None else trim
         self.history: dict[TP, list[EndOffset]] = {}
+        #: When each partition's newest ``end_offsets`` row was observed.
+        self.written: dict[TP, int] = {}
         self.slots: dict[Key, _Slot] = {}
         self.last_ok_ms: int | None = None
         self._polls = 0
@@ -121,22 +139,62 @@ class LagKeeper:
         """Each partition's judgement memory (for tests and inspection)."""
         return {k: s.track for k, s in self.slots.items() if s.track is not None}
 
-    def observe(self, ends: Iterable[EndOffset]) -> None:
-        """The brokers' answers of one poll (or the history read back at a restart)."""
+    def observe(self, ends: Iterable[EndOffset]) -> list[EndOffset]:
+        """The brokers' answers of one poll; returns the ones to append to ``end_offsets``.
+
+        Not every answer is a row: one whose start and end are those of the partition's
+        previous answer adds nothing to the history but time, and the next different answer
+        writes the previous one with it (the last point of a flat run, which bounds when the
+        end moved), or :data:`HEARTBEAT_MS` after the last row.  A busy partition still gets a
+        row per poll; the many idle ones of a fleet, one an hour, not 5,760 a day.  The
+        newest answer of every partition is in ``partition_lag`` as well, which a restart
+        reads back for the flat run's end it has not written (:meth:`restore`)."""
+        rows: list[EndOffset] = []
+        history, written = self.history, self.written
         for e in ends:
-            points = self.history.setdefault((e.topic, e.partition), [])
+            tp = (e.topic, e.partition)
+            points = history.setdefault(tp, [])
+            previous = points[-1] if points else None
+            if previous is not None and e.observed_ms <= previous.observed_ms:
+                continue
+            last_row = written.get(tp)
+            if previous is None or last_row is None:
+                rows.append(e)
+            elif (e.end_offset, e.start_offset) != (previous.end_offset, previous.start_offset):
+                if last_row != previous.observed_ms:
+                    rows.append(previous)
+                rows.append(e)
+            elif e.observed_ms - last_row >= HEARTBEAT_MS:
+                rows.append(e)
+            if rows and rows[-1] is e:
+                written[tp] = e.observed_ms
+            self._add(points, e)
+        return rows
+
+    def restore(self, ends: Iterable[EndOffset], *, written: bool = True) -> None:
+        """History read back at a restart, oldest first: ``end_offsets`` rows (``written``),
+        or the newest answers ``partition_lag`` holds (not necessarily rows yet)."""
+        for e in ends:
+            tp = (e.topic, e.partition)
+            points = self.history.setdefault(tp, [])
             if points and e.observed_ms <= points[-1].observed_ms:
                 continue
-            # A flat run keeps its first and last point: the end passed nothing in between.
-            if len(points) >= 2 and points[-1].end_offset == points[-2].end_offset == e.end_offset:
-                points[-1] = e
-            elif self.compact and points and e.end_offset < points[-1].end_offset:
-                points[:] = [e]  # a new log: the points before describe another one
-            else:
-                points.append(e)
-            if len(points) > MAX_POINTS:
-                del points[: len(points) - MAX_POINTS]
-            self.last_ok_ms = max(self.last_ok_ms or 0, e.observed_ms)
+            self._add(points, e)
+            if written:
+                self.written[tp] = e.observed_ms
+
+    def _add(self, points: list[EndOffset], e: EndOffset) -> None:
+        # A flat run keeps its first and last point: the end passed nothing in between.
+        if len(points) >= 2 and points[-1].end_offset == points[-2].end_offset == e.end_offset:
+            points[-1] = e
+        elif self.compact and points and e.end_offset < points[-1].end_offset:
+            points[:] = [e]  # a new log: the points before describe another one
+        else:
+            points.append(e)
+        if len(points) > MAX_POINTS:
+            half = len(points) // 2
+            points[:half] = points[0:half:2]
+        self.last_ok_ms = max(self.last_ok_ms or 0, e.observed_ms)
 
     def forget_older(self, cutoff_ms: int) -> None:
         """History older than ``lag.history_hours`` goes (one point before it stays)."""
@@ -144,6 +202,7 @@ class LagKeeper:
             keep = [i for i, p in enumerate(points) if p.observed_ms >= cutoff_ms]
             if not keep:
                 del self.history[tp]
+                self.written.pop(tp, None)
             elif keep[0] > 1:
                 del points[: keep[0] - 1]
 
@@ -172,10 +231,17 @@ class LagKeeper:
         sums: dict[tuple[str, str], _TopicSum] = {}
         last_gt: tuple[str, str] | None = None
         total = _TopicSum()
+        #: Each partition's smallest committed offset this poll (``trim``).
+        floors: dict[TP, int] = {}
+        trim = self.trim
         for new in commits:
             group, topic, partition = new.group, new.topic, new.partition
             key = (group, topic, partition)
             tp = (topic, partition)
+            if trim:
+                floor = floors.get(tp)
+                if floor is None or new.offset < floor:
+                    floors[tp] = new.offset
             owner = owners.get(group, none).get(tp)
             slot = slots.get(key)
             if (
@@ -235,8 +301,29 @@ class LagKeeper:
             track = slots.pop(key).track
             if track is not None and track.open_id is not None and track.open_kind is not None:
                 resolved.append((track.open_id, track.open_kind))
+        if trim:
+            self._trim(floors)
         topics = [
             TopicLag(g, t, s.observed, s.partitions, s.records, s.seconds, WORST_FIRST[s.rank])
             for (g, t), s in sorted(sums.items())
         ]
         return PollResult(rows, topics, opened, resolved)
+
+    def _trim(self, floors: Mapping[TP, int]) -> None:
+        """Each partition's history from its last point at or below ``floors`` on (its ends
+        only grow: ``compact`` drops what came before a new log)."""
+        history = self.history
+        for tp in [tp for tp in history if tp not in floors]:
+            del history[tp]
+            self.written.pop(tp, None)
+        for tp, floor in floors.items():
+            points = history.get(tp)
+            if points is None or len(points) < 2 or points[1].end_offset > floor:
+                continue  # the usual case: nothing before the point the estimate starts at
+            last = bisect_right(points, floor, key=_end) - 1
+            if last > 0:
+                del points[:last]
+
+
+def _end(point: EndOffset) -> int:
+    return point.end_offset
