@@ -242,6 +242,10 @@ class LagConfig:
     poll_seconds: int = 15
     #: ``end_offsets`` and ``lag_history`` rows older than this are trimmed by upkeep.
     history_hours: int = 168
+    #: A partition whose log end keeps moving gets an ``end_offsets`` row at most this often
+    #: (the start and end of every flat run are rows whatever this is): what a restart's
+    #: estimates have between two rows is a straight line, exact on a steady producer.
+    history_row_seconds: int = 60
     #: ``lagging``: the oldest waiting record older than this for a whole window ...
     warn_seconds: int = 120
     #: ... of this length, and the lag not shrinking over it.
@@ -266,6 +270,8 @@ class LagConfig:
         """The pure core's thresholds."""
         if self.poll_seconds <= 0:
             raise ConfigError("lag.poll_seconds: must be positive")
+        if self.history_row_seconds < 0:
+            raise ConfigError("lag.history_row_seconds: must be 0 or more")
         return LagRules(
             poll_ms=self.poll_seconds * 1000,
             warn_ms=self.warn_seconds * 1000,

@@ -411,8 +411,10 @@ class EndOffsetRow:
 
 END_OFFSETS = Table(
     "end_offsets",
-    "The brokers' log start and end offsets of every committed-to partition, every "
-    "`lag.poll_seconds`; kept `lag.history_hours` (seconds behind is estimated from it).",
+    "The brokers' log start and end offsets of every committed-to partition: the first and "
+    "last answer of each flat run, a row an hour within one, a row every "
+    "`lag.history_row_seconds` while the end moves; kept `lag.history_hours` (seconds behind "
+    "is estimated from it; each partition's newest answer is in `partition_lag`).",
     EndOffsetRow,
 )
 

@@ -350,15 +350,17 @@ def read_history(
     row of yet, :meth:`LagKeeper.observe`).  Filtered as Arrow columns: the table holds a
     week of a fleet's busy partitions, and most of it is behind every committed offset."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
-    data = _read(
-        config,
-        tables.END_OFFSETS,
-        ["topic", "partition", "start_offset", "end_offset", "observed_at"],
-        [("observed_at", ">=", tables.timestamp(since_ms))],
-    )
-    if data is None or not floors or data.num_rows == 0:
+    if not floors:
+        return [], []
+    try:
+        dataset = DeltaTable(
+            str(sinks.local_table(config, tables.END_OFFSETS))
+        ).to_pyarrow_dataset()
+    except (TableNotFoundError, FileNotFoundError):
         return [], _newest_answers(config, floors, {})
     wanted = pa.table(
         {
@@ -367,25 +369,19 @@ def read_history(
             "floor": pa.array(list(floors.values()), pa.int64()),
         }
     )
-    # Declared types for the join (delta-rs may hand strings over as views).
-    data = pa.table(
-        {
-            "topic": data.column("topic").cast(pa.string()),
-            "partition": data.column("partition").cast(pa.int32()),
-            "start_offset": data.column("start_offset").cast(pa.int64()),
-            "end_offset": data.column("end_offset").cast(pa.int64()),
-            "observed_at": data.column("observed_at"),
-        }
+    since = pa.scalar(since_ms * 1000, pa.timestamp("us", tz="UTC"))
+    scanner = dataset.scanner(
+        columns=["topic", "partition", "start_offset", "end_offset", "observed_at"],
+        filter=ds.field("observed_at") >= since,
     )
-    data = data.join(wanted, ["topic", "partition"], join_type="inner")
-    data = data.append_column("ms", pa.array(_ms_list(data.column("observed_at")), pa.int64()))
-    at_or_below = data.filter(pc.less_equal(data["end_offset"], data["floor"]))
-    # Each partition's last row at or below its floor: where its estimates start.
-    starts = at_or_below.group_by(["topic", "partition"]).aggregate([("ms", "max")])
-    data = data.join(starts, ["topic", "partition"], join_type="left outer")
-    keep = pc.or_kleene(pc.is_null(data["ms_max"]), pc.greater_equal(data["ms"], data["ms_max"]))
-    data = data.filter(keep).sort_by([("topic", "ascending"), ("partition", "ascending"),
-                                      ("ms", "ascending")])  # fmt: skip
+    # Batch by batch, each reduced to its window before the next is read: a week of a fleet's
+    # busy partitions is billions of rows, nearly all behind every committed offset.
+    kept = [_history_window(batch, wanted) for batch in scanner.to_batches() if batch.num_rows]
+    if not kept:
+        return [], _newest_answers(config, floors, {})
+    data = _history_window(pa.concat_tables(kept), wanted).sort_by(
+        [("topic", "ascending"), ("partition", "ascending"), ("ms", "ascending")]
+    )
     rows = [
         EndOffset(t, p, b if b is not None else 0, e, at)
         for t, p, b, e, at in zip(
@@ -400,6 +396,33 @@ def read_history(
     ]
     last: dict[TP, EndOffset] = {(r.topic, r.partition): r for r in rows}
     return rows, _newest_answers(config, floors, last)
+
+
+def _history_window(data: pa.RecordBatch | pa.Table, wanted: pa.Table) -> pa.Table:
+    """Of each wanted partition's rows, its last at or below its floor and those after it
+    (columns ``topic``, ``partition``, ``start_offset``, ``end_offset``, ``ms``).  The window
+    of windows is the window of the whole, so batches are reduced one by one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if "ms" not in data.schema.names:
+        # Declared types for the join (delta-rs may hand strings over as views).
+        data = pa.table(
+            {
+                "topic": pc.cast(data.column("topic"), pa.string()),
+                "partition": pc.cast(data.column("partition"), pa.int32()),
+                "start_offset": pc.cast(data.column("start_offset"), pa.int64()),
+                "end_offset": pc.cast(data.column("end_offset"), pa.int64()),
+                "ms": pa.array(_ms_list(data.column("observed_at")), pa.int64()),
+            }
+        )
+    table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    table = table.join(wanted, ["topic", "partition"], join_type="inner")
+    at_or_below = table.filter(pc.less_equal(table["end_offset"], table["floor"]))
+    starts = at_or_below.group_by(["topic", "partition"]).aggregate([("ms", "max")])
+    table = table.join(starts, ["topic", "partition"], join_type="left outer")
+    keep = pc.or_kleene(pc.is_null(table["ms_max"]), pc.greater_equal(table["ms"], table["ms_max"]))
+    return table.filter(keep).select(["topic", "partition", "start_offset", "end_offset", "ms"])
 
 
 def _newest_answers(
@@ -537,7 +560,7 @@ class LagJudge:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.keeper = LagKeeper(config.lag.rules())
+        self.keeper = LagKeeper(config.lag.rules(), row_ms=config.lag.history_row_seconds * 1000)
         self.owners = OwnerReader(config)
         self._loaded = False
         self._commits: list[Commit] = []

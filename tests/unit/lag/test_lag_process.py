@@ -116,9 +116,11 @@ def test_a_restart_reads_back_the_history_its_estimates_need_and_no_more(
     tmp_path: Path,
 ) -> None:
     """Forty polls of a busy partition (one group far behind on it, one keeping up) and an
-    idle one, written as the job writes them; then a judge started afresh on the tables
-    judges the next answer as the one that kept running does, from the rows since the
-    point before the slow group's offset, and the idle partition wrote one row, not forty."""
+    idle one, written as the job writes them: the busy one a row a minute (every fourth
+    poll), the idle one a row, not forty.  Then a judge started afresh on the tables judges
+    the next answer as the one that kept running does (the producer is steady: a straight
+    line between the rows is exact), from the rows since the one before the slow group's
+    offset and each partition's newest answer in ``partition_lag``."""
     t0 = dt.datetime.now(tz=dt.UTC).replace(microsecond=0) - dt.timedelta(hours=1)
     _write(tmp_path, "committed_offsets", [
         {"group": "slow", "topic": "t", "partition": 0, "committed_offset": 1_000,
@@ -141,13 +143,16 @@ def test_a_restart_reads_back_the_history_its_estimates_need_and_no_more(
         running.write()
     rows = DeltaTable(str(tmp_path / "end_offsets")).to_pyarrow_table().to_pylist()
     assert sum(r["partition"] == 1 for r in rows) == 1
-    assert sum(r["partition"] == 0 for r in rows) == 40
+    assert sorted(r["end_offset"] for r in rows if r["partition"] == 0) == [
+        100 * i for i in range(0, 40, 4)
+    ]
 
     restarted = LagJudge(_config(tmp_path))
     assert restarted.wanted() == running.wanted()
-    # Read back: from the last answer at or below 1,000 (the tenth) on, and t-1's newest.
+    # Read back: from the last row at or below 1,000 on, and the newest answers.
     assert [p.end_offset for p in restarted.keeper.history[("t", 0)]] == [
-        100 * i for i in range(10, 40)
+        *(100 * i for i in range(8, 40, 4)),
+        3_900,
     ]
     assert len(restarted.keeper.history[("t", 1)]) == 2
     a = running.judge(answer(40), False, None).result

@@ -320,3 +320,15 @@ def test_history_read_back_is_not_written_again() -> None:
     # The end moves: the flat run's end no row holds (30 s from partition_lag is in
     # memory but was replaced by 45 s) is written with the new answer.
     assert [e.observed_ms for e in keeper.observe([end(60, 160)])] == [45_000, 60_000]
+
+
+def test_a_moving_end_is_a_row_a_minute_and_each_flat_run_keeps_its_ends() -> None:
+    """``row_ms`` 60 s, polls 15 s apart: moving, flat from 285 s to 585 s, moving again."""
+    keeper = LagKeeper(RULES, row_ms=60_000)
+    written: list[int] = []
+    for t in range(0, 700, 15):
+        offset = 10 * min(t, 285) if t < 600 else 2_850 + (t - 585)
+        written += [e.observed_ms // 1000 for e in keeper.observe([end(t, offset)])]
+    # Every minute while it moves; the moving run's last answer (285 s) when the end stops,
+    # the flat run's last (585 s) and the first that moved (600 s) when it moves again.
+    assert written == [0, 60, 120, 180, 240, 285, 585, 600, 660]

@@ -8,6 +8,7 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.lag.book import Key, advance
@@ -121,15 +122,26 @@ class LagKeeper:
     history it needs, a fleet that keeps up keeps two points a partition), and a partition no
     group commits to any more has none.  It changes a verdict only when a commit moves below
     that point (a group seeks back, or a new group starts behind the others): the answer is
-    then "at least" the history kept, never a guess."""
+    then "at least" the history kept, never a guess.
 
-    def __init__(self, rules: LagRules, *, compact: bool = True, trim: bool | None = None) -> None:
+    ``row_ms``: a moving log end's ``end_offsets`` rows at most this far apart (:meth:`observe`;
+    0: every answer that changed)."""
+
+    def __init__(
+        self,
+        rules: LagRules,
+        *,
+        compact: bool = True,
+        trim: bool | None = None,
+        row_ms: int = 0,
+    ) -> None:
         self.rules = rules
         self.compact = compact
         self.trim = compact if trim is None else trim
         self.history: dict[TP, list[EndOffset]] = {}
-        #: When each partition's newest ``end_offsets`` row was observed.
-        self.written: dict[TP, int] = {}
+        #: Each partition's newest ``end_offsets`` row: (observed ms, end, start).
+        self.written: dict[TP, tuple[int, int, int]] = {}
+        self.row_ms = row_ms
         self.slots: dict[Key, _Slot] = {}
         self.last_ok_ms: int | None = None
         self._polls = 0
@@ -142,32 +154,45 @@ class LagKeeper:
     def observe(self, ends: Iterable[EndOffset]) -> list[EndOffset]:
         """The brokers' answers of one poll; returns the ones to append to ``end_offsets``.
 
-        Not every answer is a row: one whose start and end are those of the partition's
-        previous answer adds nothing to the history but time, and the next different answer
-        writes the previous one with it (the last point of a flat run, which bounds when the
-        end moved), or :data:`HEARTBEAT_MS` after the last row.  A busy partition still gets a
-        row per poll; the many idle ones of a fleet, one an hour, not 5,760 a day.  The
-        newest answer of every partition is in ``partition_lag`` as well, which a restart
-        reads back for the flat run's end it has not written (:meth:`restore`)."""
+        Not every answer is a row.  The table holds each flat run's first and last answer
+        (the points that bound when the end moved) and a row :data:`HEARTBEAT_MS` after the
+        last one within it; a partition whose end keeps moving gets a row at most every
+        ``row_ms`` (between two rows a restart's estimate draws a straight line, exact on a
+        steady producer).  So an idle partition of a fleet writes a row an hour, not 240,
+        and a busy one a row a minute at the shipped ``lag.history_row_seconds``.  A flat
+        run's last answer is known to be one only when the next answer differs: meanwhile
+        the newest answer of every partition is in ``partition_lag``, which a restart reads
+        back (:meth:`restore`)."""
         rows: list[EndOffset] = []
-        history, written = self.history, self.written
+        history, written, row_ms = self.history, self.written, self.row_ms
         for e in ends:
             tp = (e.topic, e.partition)
             points = history.setdefault(tp, [])
-            previous = points[-1] if points else None
-            if previous is not None and e.observed_ms <= previous.observed_ms:
+            p = points[-1] if points else None
+            if p is not None and e.observed_ms <= p.observed_ms:
                 continue
-            last_row = written.get(tp)
-            if previous is None or last_row is None:
+            last = written.get(tp)
+            if p is None or last is None:
                 rows.append(e)
-            elif (e.end_offset, e.start_offset) != (previous.end_offset, previous.start_offset):
-                if last_row != previous.observed_ms:
-                    rows.append(previous)
+                written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
+                self._add(points, e)
+                continue
+            last_ms, last_end, last_start = last
+            unwritten = last_ms != p.observed_ms
+            p_as_last = p.end_offset == last_end and p.start_offset == last_start
+            if p.end_offset == e.end_offset and p.start_offset == e.start_offset:
+                if unwritten and not p_as_last:
+                    rows.append(p)  # a moving run ended at ``p``: a flat run begins
+                    written[tp] = (p.observed_ms, p.end_offset, p.start_offset)
+                elif e.observed_ms - last_ms >= HEARTBEAT_MS:
+                    rows.append(e)
+                    written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
+            elif unwritten and p_as_last:
+                rows += (p, e)  # a flat run ended at ``p``, the end moved at ``e``
+                written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
+            elif e.observed_ms - last_ms >= row_ms:
                 rows.append(e)
-            elif e.observed_ms - last_row >= HEARTBEAT_MS:
-                rows.append(e)
-            if rows and rows[-1] is e:
-                written[tp] = e.observed_ms
+                written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
             self._add(points, e)
         return rows
 
@@ -181,7 +206,7 @@ class LagKeeper:
                 continue
             self._add(points, e)
             if written:
-                self.written[tp] = e.observed_ms
+                self.written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
 
     def _add(self, points: list[EndOffset], e: EndOffset) -> None:
         # A flat run keeps its first and last point: the end passed nothing in between.
@@ -325,5 +350,5 @@ class LagKeeper:
                 del points[:last]
 
 
-def _end(point: EndOffset) -> int:
-    return point.end_offset
+#: A point's log end (``bisect``'s key, in C).
+_end = attrgetter("end_offset")
