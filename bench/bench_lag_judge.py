@@ -39,11 +39,12 @@ def _baseline(commit: str, argv: list[str]) -> None:
     """This benchmark on ``commit``'s ``src`` (the benchmark itself from this tree)."""
     work = Path(tempfile.mkdtemp(prefix="groupwatch-lag-bench-"))
     archive = subprocess.run(
-        ["git", "archive", commit, "src"], cwd=ROOT, capture_output=True, check=True
+        ["git", "archive", commit, "src", "conf"], cwd=ROOT, capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
     print(f"== baseline {commit} ==", flush=True)
-    env = {**os.environ, "BENCH_LAG_SRC": str(work / "src")}
+    # Its configuration too: a newer tree's keys are unknown to older code.
+    env = {**os.environ, "BENCH_LAG_SRC": str(work / "src"), "BENCH_LAG_CONF": str(work / "conf")}
     subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
     print("== this tree ==", flush=True)
 
@@ -67,9 +68,8 @@ def main() -> int:
     from groupwatch.detect.lag.poll import LagKeeper
     from groupwatch.spark import lag
 
-    cfg = config_mod.load(
-        ROOT / "conf" / "local.toml", env={}, overrides=[f"delta.root={args.delta_root}"]
-    )
+    conf = Path(os.environ.get("BENCH_LAG_CONF", ROOT / "conf"))
+    cfg = config_mod.load(conf / "local.toml", env={}, overrides=[f"delta.root={args.delta_root}"])
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"bench_lag_judge: {os.cpu_count()} cores, load {load}", flush=True)
     keeper = LagKeeper(cfg.lag.rules())
