@@ -332,3 +332,14 @@ def test_a_moving_end_is_a_row_a_minute_and_each_flat_run_keeps_its_ends() -> No
     # Every minute while it moves; the moving run's last answer (285 s) when the end stops,
     # the flat run's last (585 s) and the first that moved (600 s) when it moves again.
     assert written == [0, 60, 120, 180, 240, 285, 585, 600, 660]
+
+
+def test_a_new_log_is_a_row_at_once() -> None:
+    """A topic deleted and made again (the end goes backwards) between two rows a minute
+    apart: its first answer is a row, so a restart does not read the old log's growth into
+    the new one's."""
+    keeper = LagKeeper(RULES, row_ms=60_000)
+    written = []
+    for t, offset in [(0, 500), (15, 600), (30, 10), (45, 20)]:
+        written += [(e.observed_ms // 1000, e.end_offset) for e in keeper.observe([end(t, offset)])]
+    assert written == [(0, 500), (30, 10)]

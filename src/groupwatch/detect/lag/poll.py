@@ -190,7 +190,8 @@ class LagKeeper:
             elif unwritten and p_as_last:
                 rows += (p, e)  # a flat run ended at ``p``, the end moved at ``e``
                 written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
-            elif e.observed_ms - last_ms >= row_ms:
+            elif e.observed_ms - last_ms >= row_ms or e.end_offset < p.end_offset:
+                # (A log end that went backwards is a new log: its first answer is a row.)
                 rows.append(e)
                 written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
             self._add(points, e)
