@@ -396,3 +396,26 @@ def test_findings_expire_a_year_after_they_were_detected(tmp_path: Path) -> None
     # 0 keeps everything, and so does a job with no clock yet.
     assert upkeep.findings_cutoff(UpkeepConfig(findings_retention_days=0), clock_ms) is None
     assert upkeep.findings_cutoff(settings, None) is None
+
+
+@pytest.mark.parametrize("every", [0, 5])
+def test_the_writers_leave_expired_log_entries_to_upkeep_when_it_is_on(
+    tmp_path: Path, every: int
+) -> None:
+    """With upkeep on, an append does not remove the log entries that expired (delta-rs's
+    cleanup after a commit reads the whole log: what made appends slow down with uptime);
+    upkeep's turn does.  With it off, the writers clean as Delta's default."""
+    settings = UpkeepConfig(every_n_batches=every, checkpoint_interval=10, log_retention_hours=12)
+    path = _create(tmp_path, tables.GROUP_SNAPSHOTS, settings)
+    for batch in range(25):
+        deltawrite.append_once(path, tables.GROUP_SNAPSHOTS, _snapshots(batch, DAY1), APP, batch)
+    _age_log(path, 13)
+    for batch in range(25, 40):  # past a checkpoint: what Delta cleans after
+        deltawrite.append_once(path, tables.GROUP_SNAPSHOTS, _snapshots(batch, DAY1), APP, batch)
+    entries = upkeep.log_entries(path)
+    if every:
+        assert entries >= 40, entries
+        upkeep.tidy(path, tables.GROUP_SNAPSHOTS, settings, None)
+        assert upkeep.log_entries(path) <= 30
+    else:
+        assert entries <= 30, entries
