@@ -48,17 +48,21 @@ UPKEEP_NOTE = "groupwatch upkeep"
 HISTORY_COLUMN = "snapshot_date"
 
 
-def properties(upkeep: UpkeepConfig) -> dict[str, str]:
+def properties(upkeep: UpkeepConfig, *, local: bool = True) -> dict[str, str]:
     """The Delta table properties that bound a table's log and deleted files.
 
-    With upkeep on, the writers do not remove expired log entries after their commits
-    (``delta.enableExpiredLogCleanup``): upkeep does it in each table's turn
-    (``cleanup_metadata``, which the property does not stop).  delta-rs's cleanup after every
+    With upkeep on and the table on the driver's file system (``local``), the writers do not
+    remove expired log entries after their commits (``delta.enableExpiredLogCleanup``):
+    upkeep does it in each table's turn (``cleanup_metadata``, which the property does not
+    stop).  On an object store upkeep's turn is Spark's, which has no such step: there the
+    log is cut back by the writers' own cleanup, as before.  delta-rs's cleanup after every
     commit lists and reads the whole log: at 3,000 log entries it was half of a ten-row
     append's time (33 against 17 ms), and what made the appends slow down with uptime
     (docs/performance.md, "Ageing").  With upkeep off, the writers clean as Delta's default."""
     return {
-        "delta.enableExpiredLogCleanup": "false" if upkeep.every_n_batches > 0 else "true",
+        "delta.enableExpiredLogCleanup": (
+            "false" if upkeep.every_n_batches > 0 and local else "true"
+        ),
         "delta.checkpointInterval": str(upkeep.checkpoint_interval),
         "delta.logRetentionDuration": f"interval {upkeep.log_retention_hours} hours",
         "delta.deletedFileRetentionDuration": (

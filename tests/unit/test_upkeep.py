@@ -419,3 +419,10 @@ def test_the_writers_leave_expired_log_entries_to_upkeep_when_it_is_on(
         assert upkeep.log_entries(path) <= 30
     else:
         assert entries <= 30, entries
+
+
+def test_on_an_object_store_the_writers_still_clean_the_log() -> None:
+    """Upkeep's turn there is Spark's, which removes no log entry itself."""
+    on = UpkeepConfig(every_n_batches=20)
+    assert upkeep.properties(on)["delta.enableExpiredLogCleanup"] == "false"
+    assert upkeep.properties(on, local=False)["delta.enableExpiredLogCleanup"] == "true"

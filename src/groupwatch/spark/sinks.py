@@ -40,9 +40,9 @@ def ensure_tables(spark: SparkSession, config: Config) -> None:
     the columns and properties it lacks."""
     from delta.tables import DeltaTable
 
-    wanted = upkeep.properties(config.upkeep)
     for table in TABLES.values():
         path = config.table_path(table.name)
+        wanted = upkeep.properties(config.upkeep, local=locations.local_path(path) is not None)
         if DeltaTable.isDeltaTable(spark, path):
             _add_missing_columns(spark, path, table)
             # One DESCRIBE DETAIL per table at start (a Spark job each), read again only
