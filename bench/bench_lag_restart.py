@@ -84,16 +84,13 @@ def _build(root: Path, partitions: int, rows: int, behind: float) -> None:
 def _child(root: Path, way: str) -> None:
     from groupwatch import config as config_mod
     from groupwatch.detect.lag.model import EndOffset
+    from groupwatch.detect.lag.poll import commit_floors
     from groupwatch.spark import lag
 
     cfg = config_mod.load(None, env={}, overrides=[f"delta.root={root}"])
     since = int(time.time() * 1000) - cfg.lag.history_hours * 3_600_000
     began = time.perf_counter()
-    commits = lag.read_commits(cfg)
-    floors: dict[tuple[str, int], int] = {}
-    for c in commits:
-        tp = (c.topic, c.partition)
-        floors[tp] = min(c.offset, floors.get(tp, c.offset))
+    floors = commit_floors(lag.read_commits(cfg))
     if way == "now":
         rows, newest = lag.read_history(cfg, since, floors)
         points = len(rows) + len(newest)

@@ -30,7 +30,7 @@ from groupwatch import locations, tables
 from groupwatch.config import Config
 from groupwatch.detect.lag.judge import FINDING_OF
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
-from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag
+from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag, commit_floors
 from groupwatch.spark import deltawrite, sinks
 
 if TYPE_CHECKING:
@@ -376,7 +376,9 @@ def read_history(
     )
     # Batch by batch, each reduced to its window before the next is read: a week of a fleet's
     # busy partitions is billions of rows, nearly all behind every committed offset.
-    kept = [_history_window(batch, wanted) for batch in scanner.to_batches() if batch.num_rows]
+    kept = [
+        _history_window(_typed(batch), wanted) for batch in scanner.to_batches() if batch.num_rows
+    ]
     if not kept:
         return [], _newest_answers(config, floors, {})
     data = _history_window(pa.concat_tables(kept), wanted).sort_by(
@@ -398,25 +400,29 @@ def read_history(
     return rows, _newest_answers(config, floors, last)
 
 
-def _history_window(data: pa.RecordBatch | pa.Table, wanted: pa.Table) -> pa.Table:
-    """Of each wanted partition's rows, its last at or below its floor and those after it
-    (columns ``topic``, ``partition``, ``start_offset``, ``end_offset``, ``ms``).  The window
-    of windows is the window of the whole, so batches are reduced one by one."""
+def _typed(batch: pa.RecordBatch) -> pa.Table:
+    """A batch of ``end_offsets`` in the declared types a join needs (delta-rs may hand
+    strings over as views), its time as epoch milliseconds (``ms``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if "ms" not in data.schema.names:
-        # Declared types for the join (delta-rs may hand strings over as views).
-        data = pa.table(
-            {
-                "topic": pc.cast(data.column("topic"), pa.string()),
-                "partition": pc.cast(data.column("partition"), pa.int32()),
-                "start_offset": pc.cast(data.column("start_offset"), pa.int64()),
-                "end_offset": pc.cast(data.column("end_offset"), pa.int64()),
-                "ms": pa.array(_ms_list(data.column("observed_at")), pa.int64()),
-            }
-        )
-    table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
+    return pa.table(
+        {
+            "topic": pc.cast(batch.column("topic"), pa.string()),
+            "partition": pc.cast(batch.column("partition"), pa.int32()),
+            "start_offset": pc.cast(batch.column("start_offset"), pa.int64()),
+            "end_offset": pc.cast(batch.column("end_offset"), pa.int64()),
+            "ms": pa.array(_ms_list(batch.column("observed_at")), pa.int64()),
+        }
+    )
+
+
+def _history_window(table: pa.Table, wanted: pa.Table) -> pa.Table:
+    """Of each wanted partition's rows (:func:`_typed`), its last at or below its floor and
+    those after it.  The window of windows is the window of the whole, so batches are
+    reduced one by one."""
+    import pyarrow.compute as pc
+
     table = table.join(wanted, ["topic", "partition"], join_type="inner")
     at_or_below = table.filter(pc.less_equal(table["end_offset"], table["floor"]))
     starts = at_or_below.group_by(["topic", "partition"]).aggregate([("ms", "max")])
@@ -572,10 +578,7 @@ class LagJudge:
         self._commits = read_commits(self.config)
         if not self._loaded:
             history_ms = self.config.lag.history_hours * 3_600_000
-            floors: dict[TP, int] = {}
-            for c in self._commits:
-                tp = (c.topic, c.partition)
-                floors[tp] = min(c.offset, floors.get(tp, c.offset))
+            floors = commit_floors(self._commits)
             rows, newest = read_history(self.config, int(time.time() * 1000) - history_ms, floors)
             self.keeper.restore(rows)
             self.keeper.restore(newest, written=False)

@@ -107,6 +107,18 @@ class _TopicSum:
             self.rank = rank
 
 
+def commit_floors(commits: Iterable[Commit]) -> dict[TP, int]:
+    """Each partition's smallest committed offset: where its history must reach back to
+    (``LagKeeper``'s ``trim``, which takes the same in its judging loop)."""
+    floors: dict[TP, int] = {}
+    for c in commits:
+        tp = (c.topic, c.partition)
+        floor = floors.get(tp)
+        if floor is None or c.offset < floor:
+            floors[tp] = c.offset
+    return floors
+
+
 class LagKeeper:
     """What the job remembers between polls (rebuilt from ``end_offsets`` at a restart).
 
@@ -139,8 +151,8 @@ class LagKeeper:
         self.compact = compact
         self.trim = compact if trim is None else trim
         self.history: dict[TP, list[EndOffset]] = {}
-        #: Each partition's newest ``end_offsets`` row: (observed ms, end, start).
-        self.written: dict[TP, tuple[int, int, int]] = {}
+        #: Each partition's newest ``end_offsets`` row.
+        self.written: dict[TP, EndOffset] = {}
         self.row_ms = row_ms
         self.slots: dict[Key, _Slot] = {}
         self.last_ok_ms: int | None = None
@@ -172,28 +184,25 @@ class LagKeeper:
             if p is not None and e.observed_ms <= p.observed_ms:
                 continue
             last = written.get(tp)
+            new: tuple[EndOffset, ...] = ()
             if p is None or last is None:
-                rows.append(e)
-                written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
-                self._add(points, e)
-                continue
-            last_ms, last_end, last_start = last
-            unwritten = last_ms != p.observed_ms
-            p_as_last = p.end_offset == last_end and p.start_offset == last_start
-            if p.end_offset == e.end_offset and p.start_offset == e.start_offset:
-                if unwritten and not p_as_last:
-                    rows.append(p)  # a moving run ended at ``p``: a flat run begins
-                    written[tp] = (p.observed_ms, p.end_offset, p.start_offset)
-                elif e.observed_ms - last_ms >= HEARTBEAT_MS:
-                    rows.append(e)
-                    written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
-            elif unwritten and p_as_last:
-                rows += (p, e)  # a flat run ended at ``p``, the end moved at ``e``
-                written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
-            elif e.observed_ms - last_ms >= row_ms or e.end_offset < p.end_offset:
-                # (A log end that went backwards is a new log: its first answer is a row.)
-                rows.append(e)
-                written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
+                new = (e,)
+            else:
+                unwritten = last.observed_ms != p.observed_ms
+                p_as_last = (p.end_offset, p.start_offset) == (last.end_offset, last.start_offset)
+                if (p.end_offset, p.start_offset) == (e.end_offset, e.start_offset):
+                    if unwritten and not p_as_last:
+                        new = (p,)  # a moving run ended at ``p``: a flat run begins
+                    elif e.observed_ms - last.observed_ms >= HEARTBEAT_MS:
+                        new = (e,)
+                elif unwritten and p_as_last:
+                    new = (p, e)  # a flat run ended at ``p``, the end moved at ``e``
+                elif e.observed_ms - last.observed_ms >= row_ms or e.end_offset < p.end_offset:
+                    # (A log end that went backwards is a new log: its first answer is a row.)
+                    new = (e,)
+            if new:
+                rows += new
+                written[tp] = new[-1]
             self._add(points, e)
         return rows
 
@@ -207,7 +216,7 @@ class LagKeeper:
                 continue
             self._add(points, e)
             if written:
-                self.written[tp] = (e.observed_ms, e.end_offset, e.start_offset)
+                self.written[tp] = e
 
     def _add(self, points: list[EndOffset], e: EndOffset) -> None:
         # A flat run keeps its first and last point: the end passed nothing in between.
@@ -257,7 +266,8 @@ class LagKeeper:
         sums: dict[tuple[str, str], _TopicSum] = {}
         last_gt: tuple[str, str] | None = None
         total = _TopicSum()
-        #: Each partition's smallest committed offset this poll (``trim``).
+        #: Each partition's smallest committed offset this poll (``trim``): ``commit_floors``,
+        #: taken in this loop rather than in a second pass over a fleet's commits.
         floors: dict[TP, int] = {}
         trim = self.trim
         for new in commits:
