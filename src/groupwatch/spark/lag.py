@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from groupwatch import locations, tables
 from groupwatch.config import Config
+from groupwatch.detect.lag.fleet import FleetKeeper, floors_of
 from groupwatch.detect.lag.judge import FINDING_OF
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
-from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag, commit_floors
+from groupwatch.detect.lag.poll import TP, PollResult, TopicLag
 from groupwatch.spark import deltawrite, sinks
 
 if TYPE_CHECKING:
@@ -201,9 +202,15 @@ def _ms_list(column: Any) -> list[int | None]:
     return values
 
 
-def read_commits(config: Config) -> list[Commit]:
-    """Every committed partition's newest commit. Read column by column: over the 1.2 M
-    partitions of the cluster model a dict per row cost 14 s a poll."""
+def read_commit_table(config: Config) -> pa.Table:
+    """Every committed partition's newest commit, as the columns the keeper judges
+    (:data:`~groupwatch.detect.lag.fleet.COMMIT_SCHEMA`): over the 1.2 M partitions of the
+    cluster model a value per row cost seconds a poll."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from groupwatch.detect.lag.fleet import COMMIT_SCHEMA
+
     data = _read(
         config,
         tables.COMMITTED_OFFSETS,
@@ -211,22 +218,38 @@ def read_commits(config: Config) -> list[Commit]:
          "commit_time", "moved_time"],
     )  # fmt: skip
     if data is None:
-        return []
-    groups = data.column("group").to_pylist()
-    topics = data.column("topic").to_pylist()
-    partitions = data.column("partition").to_pylist()
-    offsets = data.column("committed_offset").to_pylist()
-    epochs = data.column("leader_epoch").to_pylist()
-    sizes = data.column("metadata_size").to_pylist()
-    at = _ms_list(data.column("commit_time"))
-    moved = _ms_list(data.column("moved_time"))
-    return [
-        Commit(g, t, p, o, c, -1 if e is None else e, m or 0, mv)
-        for g, t, p, o, e, m, c, mv in zip(
-            groups, topics, partitions, offsets, epochs, sizes, at, moved, strict=True
-        )
-        if o is not None and c is not None
-    ]
+        return COMMIT_SCHEMA.empty_table()
+    data = data.filter(
+        pc.and_(pc.is_valid(data["committed_offset"]), pc.is_valid(data["commit_time"]))
+    )
+    return pa.table(
+        {
+            "group": data["group"],
+            "topic": data["topic"],
+            "partition": data["partition"],
+            "offset": data["committed_offset"],
+            "commit_ms": _ms_array(data["commit_time"]),
+            "leader_epoch": pc.fill_null(data["leader_epoch"], -1),
+            "metadata_size": pc.fill_null(data["metadata_size"], 0),
+            "moved_ms": _ms_array(data["moved_time"]),
+        }
+    ).cast(COMMIT_SCHEMA)
+
+
+def read_commits(config: Config) -> list[Commit]:
+    """:func:`read_commit_table` as values."""
+    data = read_commit_table(config)
+    columns = [data.column(f.name).to_pylist() for f in data.schema]
+    return [Commit(*values) for values in zip(*columns, strict=True)]
+
+
+def _ms_array(column: Any) -> Any:
+    """A timestamp column as epoch milliseconds (int64), truncated as :func:`_ms_list`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    micros = pc.cast(pc.cast(column, pa.timestamp("us", tz="UTC")), pa.int64())
+    return pc.divide(micros, 1000)
 
 
 def read_owners(config: Config) -> dict[str, dict[TP, Owner]]:
@@ -297,6 +320,50 @@ class OwnerReader:
         keep = fresh | {(group, member) for group, member, _, _ in owners}
         self.hosts = {k: hosts[k] for k in keep if k in hosts}
         return out
+
+    def read_table(self) -> pa.Table:
+        """:meth:`read` as the columns the keeper judges
+        (:data:`~groupwatch.detect.lag.fleet.OWNER_SCHEMA`), in the table's order (a
+        partition with two open intervals takes its last, as :meth:`read` does)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from groupwatch.detect.lag.fleet import OWNER_SCHEMA
+
+        hosts, fresh = self._read_members()
+        data = _read(
+            self.config,
+            tables.PARTITION_OWNERSHIP,
+            ["group", "topic", "partition", "member_id", "client_id", "from_generation"],
+            pc.field("to_date").is_null() & pc.field("to_generation").is_null(),
+        )
+        if data is None or data.num_rows == 0:
+            self.hosts = {k: hosts[k] for k in fresh}
+            return OWNER_SCHEMA.empty_table()
+        data = pa.table(
+            {
+                "group": pc.cast(data["group"], pa.string()),
+                "topic": pc.cast(data["topic"], pa.string()),
+                "partition": pc.cast(data["partition"], pa.int32()),
+                "member": pc.cast(data["member_id"], pa.string()),
+                "client": pc.cast(data["client_id"], pa.string()),
+                "generation": pc.cast(data["from_generation"], pa.int64()),
+                "_i": pa.array(range(data.num_rows), pa.int64()),
+            }
+        )
+        pairs = data.group_by(["group", "member"]).aggregate([])
+        now = set(zip(pairs["group"].to_pylist(), pairs["member"].to_pylist(), strict=True))
+        self.hosts = {k: hosts[k] for k in fresh | now if k in hosts}
+        known = [k for k in now if k in hosts]
+        host_table = pa.table(
+            {
+                "group": pa.array([g for g, _ in known], pa.string()),
+                "member": pa.array([m for _, m in known], pa.string()),
+                "host": pa.array([hosts[k][1] for k in known], pa.string()),
+            }
+        )
+        joined = data.join(host_table, ["group", "member"], join_type="left outer")
+        return joined.sort_by("_i").select(OWNER_SCHEMA.names).cast(OWNER_SCHEMA)
 
     def _read_members(
         self,
@@ -503,6 +570,25 @@ def partition_lag_table(rows: Sequence[PartitionLag]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=target)
 
 
+def timed(table: pa.Table) -> pa.Table:
+    """The keeper's columns (:class:`PollResult`'s ``table``, times as epoch milliseconds) as
+    ``partition_lag``'s table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from groupwatch.deltaread import schema
+
+    target = schema(tables.PARTITION_LAG.name)
+    stamp = pa.timestamp("us", tz="UTC")
+    arrays = []
+    for f in target:
+        column = table.column(f.name)
+        if f.name in ("commit_time", "observed_at"):
+            column = pc.cast(pc.multiply(column, 1000), pa.int64()).cast(stamp)
+        arrays.append(column.cast(f.type))
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
 def lag_row(r: PartitionLag) -> tables.PartitionLagRow:
     """A partition's lag as its ``partition_lag`` row (times as the table's timestamps)."""
     row: dict[str, Any] = r.to_row()
@@ -566,24 +652,24 @@ class LagJudge:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.keeper = LagKeeper(config.lag.rules(), row_ms=config.lag.history_row_seconds * 1000)
+        self.keeper = FleetKeeper(config.lag.rules(), row_ms=config.lag.history_row_seconds * 1000)
         self.owners = OwnerReader(config)
         self._loaded = False
-        self._commits: list[Commit] = []
+        self._commits: pa.Table | None = None
         self._last: Judged | None = None
 
     def wanted(self) -> dict[str, list[int]]:
         """The partitions to ask the brokers for: those some group commits to (the commits
         read now are the ones the next judgement judges)."""
-        self._commits = read_commits(self.config)
+        self._commits = read_commit_table(self.config)
+        floors = floors_of(self._commits)
         if not self._loaded:
             history_ms = self.config.lag.history_hours * 3_600_000
-            floors = commit_floors(self._commits)
             rows, newest = read_history(self.config, int(time.time() * 1000) - history_ms, floors)
             self.keeper.restore(rows)
             self.keeper.restore(newest, written=False)
             self._loaded = True
-        return by_topic(sorted({(c.topic, c.partition) for c in self._commits}))
+        return by_topic(sorted(floors))
 
     def judge(self, answer: Answer | None, stale: bool, known_ms: int | None) -> Judged:
         """The commits read by :meth:`wanted` judged with the brokers' ``answer`` (None with
@@ -592,10 +678,13 @@ class LagJudge:
         now_ms = int(time.time() * 1000)
         ends = self.keeper.observe([] if answer is None else answer.offsets())
         self.keeper.forget_older(now_ms - history_ms)
-        result = self.keeper.judge(
-            self._commits, self.owners.read(), stale=stale, known_ms=known_ms
+        from groupwatch.detect.lag.fleet import COMMIT_SCHEMA
+
+        commits = self._commits if self._commits is not None else COMMIT_SCHEMA.empty_table()
+        result = self.keeper.judge_table(
+            commits, self.owners.read_table(), stale=stale, known_ms=known_ms
         )
-        self._commits = []
+        self._commits = None
         self._last = Judged(result, ends, self.keeper.last_ok_ms)
         return self._last
 
@@ -810,7 +899,7 @@ def write_tables(config: Config, result: PollResult, ends: list[EndOffset]) -> N
         )
     write_deltalake(
         str(sinks.local_table(config, tables.PARTITION_LAG)),
-        partition_lag_table(result.rows),
+        partition_lag_table(result.rows) if result.table is None else timed(result.table),
         mode="overwrite",
     )
     if result.opened:
@@ -879,12 +968,20 @@ def set_metrics(m: JobMetrics, result: PollResult, per_partition: bool, before: 
         m.lag_status.labels(t.group, t.topic, t.status).set(1)
         series.add(("st", t.group, t.topic, t.status))
     if per_partition:
-        for r in result.rows:
-            if r.lag_records is not None:
-                m.partition_lag_records.labels(r.group, r.topic, str(r.partition)).set(
-                    r.lag_records
-                )
-                series.add(("p", r.group, r.topic, str(r.partition)))
+        table = result.table
+        every = (
+            ((r.group, r.topic, r.partition, r.lag_records) for r in result.rows)
+            if table is None
+            else zip(
+                *(table.column(c).to_pylist() for c in ("group", "topic", "partition",
+                                                       "lag_records")),
+                strict=True,
+            )
+        )  # fmt: skip
+        for group, topic, partition, records in every:
+            if records is not None:
+                m.partition_lag_records.labels(group, topic, str(partition)).set(records)
+                series.add(("p", group, topic, str(partition)))
     gauges = {
         "r": m.lag_records,
         "s": m.lag_seconds,

@@ -42,10 +42,15 @@ class LagProcessError(RuntimeError):
 def _slim(judged: Any, every_row: bool) -> Any:
     """What the driver needs of a judgement: its rows only where they alert (or all, for
     per-partition metrics), no answers."""
+    from groupwatch.detect.lag.fleet import rows_of
     from groupwatch.spark.lag import Judged
 
     result = judged.result
-    rows = result.rows if every_row else [r for r in result.rows if r.status in FINDING_OF]
+    rows = result.rows
+    if result.table is not None:  # ``rows`` holds the alerting ones, ``table`` all
+        rows = rows_of(result.table) if every_row else rows
+    elif not every_row:
+        rows = [r for r in rows if r.status in FINDING_OF]
     return Judged(
         PollResult(rows, result.topics, result.opened, result.resolved), [], judged.last_ok_ms
     )

@@ -16,9 +16,11 @@ from deltalake import write_deltalake
 from groupwatch import config as config_mod
 from groupwatch import tables
 from groupwatch.deltaread import schema
+from groupwatch.detect.lag.fleet import owners_table
 from groupwatch.detect.lag.judge import LagRules, judge
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
 from groupwatch.spark.lag import (
+    OwnerReader,
     _arrow,
     partition_lag_table,
     read_commits,
@@ -89,6 +91,8 @@ def test_owners_are_the_open_intervals_with_each_members_newest_host(tmp_path: P
         "g": {("t", 0): m1, ("t", 1): m1},
         "h": {("t", 0): Owner("m9", None, None, 1)},
     }
+    # The same as the columns the job's keeper judges.
+    assert OwnerReader(_config(tmp_path)).read_table().equals(owners_table(owners))
 
 
 def _row_by_row(rows: list[PartitionLag]) -> pa.Table:

@@ -12,6 +12,7 @@ import pytest
 from deltalake import DeltaTable
 
 from groupwatch import config as config_mod
+from groupwatch.detect.lag.fleet import rows_of
 from groupwatch.spark.lag import Answer, LagJudge
 from groupwatch.spark.lag_process import LagProcess, LagProcessError
 from tests.unit.lag.test_job_reads import T0, _write
@@ -71,8 +72,9 @@ def test_the_child_judges_and_writes_as_the_driver_does(tmp_path: Path) -> None:
         b = child.judge(_answer(), False, None)
         # The driver gets the alerting rows only, and no answers: the rest stays there.
         # (One answer is a row: t-0's end moved; t-1's is the one read back.)
-        assert [r.status for r in a.result.rows] == ["idle", "stopped", "idle"]
-        assert b.result.rows == [r for r in a.result.rows if r.status == "stopped"]
+        every = rows_of(a.result.table)
+        assert [r.status for r in every] == ["idle", "stopped", "idle"]
+        assert b.result.rows == a.result.rows == [r for r in every if r.status == "stopped"]
         assert b.ends == [] and [(e.topic, e.partition) for e in a.ends] == [("t", 0)]
         assert b.result.topics == a.result.topics
         assert b.result.opened == a.result.opened and len(a.result.opened) == 1

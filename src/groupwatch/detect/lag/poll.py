@@ -9,6 +9,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from operator import attrgetter
+from typing import Any
 
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.lag.book import Key, advance
@@ -54,6 +55,10 @@ class PollResult:
     opened: list[Finding]
     #: (finding id, kind) of findings whose state ended.
     resolved: list[tuple[str, str]]
+    #: Every row as columns (``partition_lag``'s names, times as epoch milliseconds), from
+    #: :class:`~groupwatch.detect.lag.fleet.FleetKeeper`, whose ``rows`` are then only the
+    #: rows that alert; None from :class:`LagKeeper`, whose ``rows`` are all of them.
+    table: Any = None
 
 
 def _owner_mark(owner: Owner | None) -> int | None:

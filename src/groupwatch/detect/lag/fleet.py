@@ -1,0 +1,614 @@
+"""A fleet's partitions judged as columns: the same verdicts as :class:`LagKeeper`'s loop,
+with Python only for the partitions whose verdict needs more than arithmetic.
+
+At every poll the job judges every committed partition (1.2 million in the cluster model).
+Judged one by one in Python that cost about 15 s a poll, plus 8 s to turn the tables into
+objects and 2 s to turn the verdicts back into columns (docs/performance.md).  Nearly every
+partition of a fleet is in the same plain case at every poll: its consumer keeps up or is
+idle, its committed offset lies within the last step of its log end's history, nothing
+alarms and nothing is open.  Here those partitions are judged as arrays (NumPy over the
+Arrow columns read from the tables), with the arithmetic of :func:`judge` and
+:func:`seconds_behind` done in the same order, so the same floats come out; every other
+partition (a commit behind the last step of the history, a status that alarms, a window of
+high judgements that may become ``lagging``, an open finding, a poll that judges the same
+answer again) goes through :func:`judge` itself, with its commit, owner and track rebuilt.
+
+The property test (``tests/unit/lag/test_fleet.py``) holds this keeper to :class:`LagKeeper`,
+row for row, finding for finding.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+from groupwatch.detect.findings import Finding
+from groupwatch.detect.lag.judge import LagRules, Track, judge
+from groupwatch.detect.lag.model import (
+    RANK,
+    WORST_FIRST,
+    Commit,
+    EndOffset,
+    Owner,
+    PartitionLag,
+)
+from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+B = npt.NDArray[np.bool_]
+
+KEYS = ["group", "topic", "partition"]
+#: The commits a poll judges (``committed_offsets``, times as epoch milliseconds).
+COMMIT_SCHEMA = pa.schema(
+    [
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("commit_ms", pa.int64()),
+        ("leader_epoch", pa.int64()),
+        ("metadata_size", pa.int64()),
+        ("moved_ms", pa.int64()),
+    ]
+)
+#: Each partition's owner now (one row a partition).
+OWNER_SCHEMA = pa.schema(
+    [
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("member", pa.string()),
+        ("client", pa.string()),
+        ("host", pa.string()),
+        ("generation", pa.int64()),
+    ]
+)
+_OWNER_COLUMNS = ("member", "client", "host", "generation")
+_READ_COLUMNS = ("offset", "commit_ms", "leader_epoch", "metadata_size", "moved_ms")
+#: A status's code is its rank (worst first): a topic's status is its partitions' smallest.
+_IDLE, _OK = RANK["idle"], RANK["ok"]
+_STATUS_NAMES = pa.array(list(WORST_FIRST), pa.string())
+
+
+def commits_table(commits: Iterable[Commit]) -> pa.Table:
+    """Commits as the columns :meth:`FleetKeeper.judge_table` takes (tests, small inputs)."""
+    cs = list(commits)
+    return pa.table(
+        {
+            "group": [c.group for c in cs],
+            "topic": [c.topic for c in cs],
+            "partition": [c.partition for c in cs],
+            "offset": [c.offset for c in cs],
+            "commit_ms": [c.commit_ms for c in cs],
+            "leader_epoch": [c.leader_epoch for c in cs],
+            "metadata_size": [c.metadata_size for c in cs],
+            "moved_ms": [c.moved_ms for c in cs],
+        },
+        schema=COMMIT_SCHEMA,
+    )
+
+
+def owners_table(owners: Mapping[str, Mapping[TP, Owner]]) -> pa.Table:
+    """group -> partition -> owner as the columns :meth:`FleetKeeper.judge_table` takes."""
+    rows = [(g, tp, o) for g, by in owners.items() for tp, o in by.items()]
+    return pa.table(
+        {
+            "group": [g for g, _, _ in rows],
+            "topic": [tp[0] for _, tp, _ in rows],
+            "partition": [tp[1] for _, tp, _ in rows],
+            "member": [o.member for _, _, o in rows],
+            "client": [o.client for _, _, o in rows],
+            "host": [o.host for _, _, o in rows],
+            "generation": [o.generation for _, _, o in rows],
+        },
+        schema=OWNER_SCHEMA,
+    )
+
+
+def rows_of(table: pa.Table) -> list[PartitionLag]:
+    """``FleetKeeper``'s current view as :class:`PartitionLag` values (tests, per-partition
+    metrics, the alerting rows)."""
+    cols = {name: table.column(name).to_pylist() for name in table.column_names}
+    out = []
+    for i in range(table.num_rows):
+        member = cols["owner_member"][i]
+        owner = (
+            None
+            if member is None
+            else Owner(
+                member,
+                cols["owner_client"][i],
+                cols["owner_host"][i],
+                cols["owner_generation"][i],
+            )
+        )
+        out.append(
+            PartitionLag(
+                cols["group"][i],
+                cols["topic"][i],
+                cols["partition"][i],
+                cols["committed_offset"][i],
+                cols["commit_time"][i],
+                cols["end_offset"][i],
+                cols["lag_records"][i],
+                cols["lag_seconds"][i],
+                cols["lag_seconds_at_least"][i],
+                cols["status"][i],
+                owner,
+                cols["observed_at"][i],
+                cols["stale"][i],
+                cols["retired"][i],
+            )
+        )
+    return out
+
+
+def _np(array: Any, fill: int = -1) -> I64:
+    """An integer column as int64, nulls as ``fill``."""
+    return np.asarray(pc.fill_null(array, fill).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _valid(array: Any) -> B:
+    return np.asarray(pc.is_valid(array).to_numpy(zero_copy_only=False), dtype=np.bool_)
+
+
+def _take(values: Any, index: I64, mask: Any) -> Any:
+    """``values[index]``, null where ``mask`` (``index`` -1) is true."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if len(values) == 0:
+        return pa.nulls(len(index), values.type)
+    taken = pc.take(values, pa.array(np.where(index < 0, 0, index)))
+    return pc.if_else(mask, pa.nulls(len(index), values.type), taken)
+
+
+def _same(a: Any, b: Any) -> B:
+    """Element-wise equality where two nulls are equal (``==`` of the dataclasses)."""
+    eq = pc.fill_null(pc.equal(a, b), False)
+    both = pc.and_(pc.is_null(a), pc.is_null(b))
+    return np.asarray(pc.or_(eq, both).to_numpy(zero_copy_only=False), dtype=np.bool_)
+
+
+def _index(left: pa.Table, right: pa.Table, keys: list[str], column: str) -> I64:
+    """For each row of ``left`` (its keys), ``right``'s ``column`` (an int) where the keys
+    match, -1 elsewhere; in ``left``'s order."""
+    n = left.num_rows
+    if n == 0 or right.num_rows == 0:
+        return np.full(n, -1, dtype=np.int64)
+    probe = left.select(keys).append_column("_i", pa.array(np.arange(n, dtype=np.int64)))
+    joined = probe.join(right.select([*keys, column]), keys, join_type="inner")
+    out = np.full(n, -1, dtype=np.int64)
+    out[_np(joined.column("_i"))] = _np(joined.column(column))
+    return out
+
+
+def _last_per_key(owners: pa.Table) -> pa.Table:
+    """Each partition's last owner row (``_o``: its index), as a dictionary built row by row
+    keeps it (a partition two members claim has two open ownership intervals)."""
+    numbered = owners.append_column("_o", pa.array(np.arange(owners.num_rows, dtype=np.int64)))
+    last = numbered.group_by(KEYS).aggregate([("_o", "max")])
+    return pa.table({**{k: last.column(k) for k in KEYS}, "_o": last.column("_o_max")})
+
+
+def _owner_marks(members: Any, generations: Any) -> I64:
+    """``poll._owner_mark`` for each row, computed once per distinct owner; -1 for none."""
+    text = pc.binary_join_element_wise(
+        members, pc.fill_null(pc.cast(generations, pa.string()), "None"), "\x00"
+    )
+    encoded = pc.dictionary_encode(text)
+    marks = np.array(
+        [zlib.crc32(s.encode()) & 0x7FFFFFFF for s in encoded.dictionary.to_pylist()],
+        dtype=np.int64,
+    )
+    idx = _np(encoded.indices)
+    return np.where(idx < 0, -1, marks[np.where(idx < 0, 0, idx)] if len(marks) else -1)
+
+
+@dataclass
+class _State:
+    """Every judged partition's memory, as columns in the order of the last poll's commits."""
+
+    keys: pa.Table  # group, topic, partition, j
+    read: pa.Table  # the commit as read: _READ_COLUMNS
+    owner: pa.Table  # the owner as read: _OWNER_COLUMNS
+    offset: I64
+    commit_ms: I64
+    moved: I64
+    rewound_from: I64  # -1: none
+    rewound_ms: I64
+    mark: I64  # -1: none (the generation the advanced commit carries)
+    #: A track of low judgements only (no open finding): up to two (at, seconds) points.
+    t_n: I64
+    t_at1: I64
+    t_pt1: F64
+    t_at2: I64
+    t_pt2: F64
+    #: Any other track, by row (its (group, topic, partition) is the row's).
+    tracks: dict[tuple[str, str, int], Track]
+
+
+class FleetKeeper(LagKeeper):
+    """:class:`LagKeeper` (compact, its history trimmed) judging a whole poll as columns:
+    :meth:`judge_table`, not :meth:`LagKeeper.judge` (the two keep different memories)."""
+
+    def __init__(self, rules: LagRules, *, trim: bool = True, row_ms: int = 0) -> None:
+        super().__init__(rules, compact=True, trim=trim, row_ms=row_ms)
+        self._state: _State | None = None
+        #: Partitions judged by :func:`judge` itself at the last poll (tests, benchmarks).
+        self.judged_one_by_one = 0
+
+    def judge_table(
+        self,
+        commits: pa.Table,
+        owners: pa.Table,
+        *,
+        stale: bool = False,
+        known_ms: int | None = None,
+    ) -> PollResult:
+        """:meth:`LagKeeper.judge` of ``commits`` (:data:`COMMIT_SCHEMA`) and ``owners``
+        (:data:`OWNER_SCHEMA`, one row a partition): the rows as ``table`` (``partition_lag``'s
+        columns, times as epoch milliseconds), ``rows`` only those that alert."""
+        rules = self.rules
+        commits = commits.cast(COMMIT_SCHEMA) if commits.schema != COMMIT_SCHEMA else commits
+        owners = owners.cast(OWNER_SCHEMA) if owners.schema != OWNER_SCHEMA else owners
+        n = commits.num_rows
+        state = self._state if self._state is not None and self._state.keys.num_rows else None
+
+        # -- inputs, in the commits' order -------------------------------------------------
+        o = _np(commits.column("offset"))
+        c = _np(commits.column("commit_ms"))
+        m_in = _np(commits.column("moved_ms"))
+        m_has = _valid(commits.column("moved_ms"))
+        oi = _index(commits, _last_per_key(owners), KEYS, "_o")
+        has_owner = oi >= 0
+        no_owner = pa.array(~has_owner)
+        owner_cols = {
+            name: _take(owners.column(name).combine_chunks(), oi, no_owner)
+            for name in _OWNER_COLUMNS
+        }
+        mark = np.where(has_owner, _owner_marks(owner_cols["member"], owner_cols["generation"]), -1)
+        j = np.full(n, -1, dtype=np.int64) if state is None else _index(
+            commits, state.keys, KEYS, "j"
+        )  # fmt: skip
+        prev = j >= 0
+        js = np.where(prev, j, 0)
+
+        # -- the commits advanced (``book.advance``), as the keeper's loop does -------------
+        if state is None:
+            zeros = np.zeros(n, dtype=np.int64)
+            p_off = p_moved = p_rwf = p_rwms = p_mark = zeros - 1
+            p_tn = zeros.copy()
+            p_at1 = p_at2 = zeros
+            p_pt1 = p_pt2 = np.zeros(n, dtype=np.float64)
+            skip = np.zeros(n, dtype=np.bool_)
+        else:
+            p_off, p_moved = state.offset[js], state.moved[js]
+            p_rwf, p_rwms, p_mark = state.rewound_from[js], state.rewound_ms[js], state.mark[js]
+            p_tn, p_at1, p_at2 = state.t_n[js], state.t_at1[js], state.t_at2[js]
+            p_pt1, p_pt2 = state.t_pt1[js], state.t_pt2[js]
+            p_tn = np.where(prev, p_tn, 0)
+            not_prev = pa.array(~prev)
+            skip = prev.copy()
+            for name in _READ_COLUMNS:
+                before = _take(state.read.column(name), j, not_prev)
+                skip &= _same(before, commits.column(name).combine_chunks())
+            for name in _OWNER_COLUMNS:
+                skip &= _same(_take(state.owner.column(name), j, not_prev), owner_cols[name])
+        p_rwf = np.where(prev, p_rwf, -1)
+        same = prev & (o == p_off)
+        forward = prev & (o > p_off)
+        back = prev & (o < p_off)
+        moved = np.where(same, p_moved, c)
+        still = forward & (p_rwf >= 0) & (o < p_rwf)
+        keep_rw = same | still
+        own_doing = ~has_owner | (p_mark < 0) | (mark != p_mark)
+        rewind = back & ~own_doing
+        rwf = np.where(keep_rw, p_rwf, np.where(rewind, np.maximum(p_off, np.where(
+            p_rwf >= 0, p_rwf, p_off)), -1))  # fmt: skip
+        rwms = np.where(keep_rw, p_rwms, np.where(rewind, c, -1))
+        gen = np.where(same & (mark < 0), p_mark, mark)
+        moved = np.where(m_has & (~prev | (o == p_off)), m_in, moved)
+        if state is not None:
+            moved = np.where(skip, p_moved, moved)
+            rwf = np.where(skip, p_rwf, rwf)
+            rwms = np.where(skip, p_rwms, rwms)
+            gen = np.where(skip, p_mark, gen)
+
+        # -- the history: each partition's last two points ---------------------------------
+        hist = self.history
+        h_keys = [tp for tp, points in hist.items() if points]
+        pts = [hist[tp] for tp in h_keys]
+        h_table = pa.table(
+            {
+                "topic": pa.array([tp[0] for tp in h_keys], pa.string()),
+                "partition": pa.array([tp[1] for tp in h_keys], pa.int32()),
+                "k": pa.array(np.arange(len(h_keys), dtype=np.int64)),
+            }
+        )
+        k = _index(commits, h_table, ["topic", "partition"], "k")
+        has_h = k >= 0
+        ks = np.where(has_h, k, 0)
+        cnt = np.array([len(p) for p in pts] or [0], dtype=np.int64)[ks]
+        e1 = np.array([p[-1].end_offset for p in pts] or [0], dtype=np.int64)[ks]
+        at = np.array([p[-1].observed_ms for p in pts] or [0], dtype=np.int64)[ks]
+        e2 = np.array([p[-2].end_offset if len(p) > 1 else 0 for p in pts] or [0],
+                      dtype=np.int64)[ks]  # fmt: skip
+        m2 = np.array([p[-2].observed_ms if len(p) > 1 else 0 for p in pts] or [0],
+                      dtype=np.int64)[ks]  # fmt: skip
+
+        # -- the verdict (``judge``), where it is plain arithmetic ----------------------------
+        upto = at if known_ms is None else np.minimum(at, known_ms)
+        unseen_s = (at - upto) / 1000.0
+        lag = np.maximum(0, e1 - o)
+        caught = e1 <= o
+        single = ~caught & (cnt == 1)
+        last_step = ~caught & (cnt >= 2) & (e2 <= o)
+        plain_h = has_h & (caught | single | last_step)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = (o + 1 - e2) / (e1 - e2)
+            written = m2 + share * (at - m2)
+            inside = np.maximum(0.0, (at - written) / 1000.0)
+        seconds = np.where(last_step, inside, 0.0)
+        at_least = single
+        waited = seconds * 1000.0
+        retired = ~has_owner & (upto - c >= rules.retire_ms)
+        lagging_s = np.maximum(0.0, seconds - unseen_s)
+        point = np.where(lag != 0, lagging_s, 0.0)
+        low = point * 1000.0 <= rules.warn_ms
+        idle = (lag == 0) | retired
+        alarm = ~idle & (
+            ((upto - c >= rules.stop_ms) & (waited >= rules.stop_ms))
+            | ((upto - moved >= rules.stop_ms) & (waited >= rules.stop_ms))
+            | ((rwf >= 0) & (o < rwf))
+        )
+        last_at = np.where(p_tn >= 1, p_at2, np.iinfo(np.int64).min)
+        simple_track = np.ones(n, dtype=np.bool_)
+        keys_py: list[tuple[str, str, int]] | None = None
+        if state is not None and state.tracks:
+            keys_py = list(zip(
+                commits.column("group").to_pylist(), commits.column("topic").to_pylist(),
+                commits.column("partition").to_pylist(), strict=True,
+            ))  # fmt: skip
+            for i in map(int, np.flatnonzero(prev)):
+                if keys_py[i] in state.tracks:
+                    simple_track[i] = False
+        plain = simple_track & (~has_h | (plain_h & (last_at < at) & low & ~alarm))
+        status = np.where(idle, _IDLE, _OK).astype(np.int64)
+        status = np.where(has_h, status, _IDLE)
+
+        # -- the new memory ------------------------------------------------------------------
+        t_n = np.where(has_h, np.minimum(p_tn + 1, 2), p_tn)
+        t_at1 = np.where(has_h, p_at2, p_at1)
+        t_pt1 = np.where(has_h, p_pt2, p_pt1)
+        t_at2 = np.where(has_h, at, p_at2)
+        t_pt2 = np.where(has_h, point, p_pt2)
+        tracks: dict[tuple[str, str, int], Track] = {}
+
+        # -- the rest, one by one, through ``judge`` itself -----------------------------------
+        out_end, out_lag, out_sec, out_obs = e1.copy(), lag.copy(), seconds.copy(), at.copy()
+        out_least = at_least & has_h
+        out_retired = retired & has_h
+        #: Where each column has a value (a partition never observed has none).
+        end_ok, lag_ok, sec_ok, obs_ok = (has_h.copy() for _ in range(4))
+        opened: list[Finding] = []
+        resolved: list[tuple[str, str]] = []
+        rest = np.flatnonzero(~plain)
+        self.judged_one_by_one = len(rest)
+        if len(rest):
+            if keys_py is None:
+                keys_py = list(zip(
+                    commits.column("group").to_pylist(), commits.column("topic").to_pylist(),
+                    commits.column("partition").to_pylist(), strict=True,
+                ))  # fmt: skip
+            epochs = commits.column("leader_epoch").to_pylist()
+            sizes = commits.column("metadata_size").to_pylist()
+            members = owner_cols["member"].to_pylist()
+            clients = owner_cols["client"].to_pylist()
+            hosts = owner_cols["host"].to_pylist()
+            gens = owner_cols["generation"].to_pylist()
+            for i in map(int, rest):
+                key = keys_py[i]
+                owner = Owner(members[i], clients[i], hosts[i], gens[i]) if has_owner[i] else None
+                commit = Commit(
+                    key[0], key[1], key[2], int(o[i]), int(c[i]),
+                    epochs[i], sizes[i], int(moved[i]),
+                    None if rwf[i] < 0 else int(rwf[i]),
+                    None if rwf[i] < 0 else int(rwms[i]),
+                    None if gen[i] < 0 else int(gen[i]),
+                )  # fmt: skip
+                track: Track | None = None
+                if state is not None and prev[i]:
+                    track = state.tracks.get(key)
+                if track is None:
+                    track = Track(_points(int(p_tn[i]), p_at1[i], p_pt1[i], p_at2[i], p_pt2[i]))
+                v = judge(
+                    commit,
+                    hist.get((key[1], key[2]), []),
+                    owner,
+                    rules,
+                    track,
+                    stale=stale,
+                    known_ms=known_ms,
+                    compact=True,
+                )
+                row = v.row
+                if v.opened is not None:
+                    opened.append(v.opened)
+                if v.resolved is not None:
+                    resolved.append(v.resolved)
+                status[i] = RANK[row.status]
+                end_ok[i] = row.end_offset is not None
+                out_end[i] = row.end_offset or 0
+                lag_ok[i] = row.lag_records is not None
+                out_lag[i] = row.lag_records or 0
+                sec_ok[i] = row.lag_seconds is not None
+                out_sec[i] = row.lag_seconds or 0.0
+                obs_ok[i] = row.observed_ms is not None
+                out_obs[i] = row.observed_ms or 0
+                out_least[i] = row.lag_seconds_at_least
+                out_retired[i] = row.retired
+                simple = _simple(v.track, rules)
+                if simple is None:
+                    tracks[key] = v.track
+                    t_n[i] = 0
+                else:
+                    t_n[i] = len(simple)
+                    pts2 = ((0, 0.0),) * (2 - len(simple)) + simple
+                    (t_at1[i], t_pt1[i]), (t_at2[i], t_pt2[i]) = pts2
+
+        # -- partitions no longer committed: an open finding ends with them ----------------
+        if state is not None and state.tracks:
+            seen = set(keys_py or ())
+            for key, track in state.tracks.items():
+                if key not in seen and track.open_id is not None and track.open_kind is not None:
+                    resolved.append((track.open_id, track.open_kind))
+
+        self._state = _State(
+            keys=commits.select(KEYS).append_column("j", pa.array(np.arange(n, dtype=np.int64))),
+            read=commits.select(list(_READ_COLUMNS)).combine_chunks(),
+            owner=pa.table(owner_cols),
+            offset=o, commit_ms=c, moved=moved, rewound_from=rwf, rewound_ms=rwms, mark=gen,
+            t_n=t_n, t_at1=t_at1, t_pt1=t_pt1, t_at2=t_at2, t_pt2=t_pt2, tracks=tracks,
+        )  # fmt: skip
+        self._trim_table(commits)
+
+        # -- the rows and the topics ---------------------------------------------------------
+        table = pa.table(
+            {
+                "group": commits.column("group"),
+                "topic": commits.column("topic"),
+                "partition": commits.column("partition"),
+                "committed_offset": commits.column("offset"),
+                "commit_time": commits.column("commit_ms"),
+                "end_offset": pa.array(out_end, pa.int64(), mask=~end_ok),
+                "lag_records": pa.array(out_lag, pa.int64(), mask=~lag_ok),
+                "lag_seconds": pa.array(out_sec, pa.float64(), mask=~sec_ok),
+                "lag_seconds_at_least": pa.array(out_least),
+                "status": pc.take(_STATUS_NAMES, pa.array(status)),
+                "owner_member": owner_cols["member"],
+                "owner_client": owner_cols["client"],
+                "owner_host": owner_cols["host"],
+                "owner_generation": owner_cols["generation"],
+                "observed_at": pa.array(out_obs, pa.int64(), mask=~obs_ok),
+                "stale": pa.array(np.full(n, stale, dtype=np.bool_)),
+                "retired": pa.array(out_retired),
+            }
+        )
+        alerting = np.flatnonzero(status < _OK)
+        rows = rows_of(table.take(pa.array(alerting))) if len(alerting) else []
+        topics = _topics(table, status)
+        return PollResult(rows, topics, opened, resolved, table=table)
+
+    def _trim_table(self, commits: pa.Table) -> None:
+        """:meth:`LagKeeper._trim` with each partition's smallest committed offset taken as
+        columns."""
+        if self.trim:
+            self._trim(floors_of(commits))
+
+
+def floors_of(commits: pa.Table) -> dict[TP, int]:
+    """:func:`~groupwatch.detect.lag.poll.commit_floors` of commits as columns."""
+    if commits.num_rows == 0:
+        return {}
+    floors = commits.group_by(["topic", "partition"]).aggregate([("offset", "min")])
+    return dict(
+        zip(
+            zip(
+                floors.column("topic").to_pylist(),
+                floors.column("partition").to_pylist(),
+                strict=True,
+            ),
+            floors.column("offset_min").to_pylist(),
+            strict=True,
+        )
+    )
+
+
+def _points(n: int, at1: Any, pt1: Any, at2: Any, pt2: Any) -> tuple[tuple[int, float | None], ...]:
+    both = ((int(at1), float(pt1)), (int(at2), float(pt2)))
+    return both[2 - n :] if n else ()
+
+
+def _simple(track: Track, rules: LagRules) -> tuple[tuple[int, float], ...] | None:
+    """A track the columns hold: no open finding, at most two judgements, all low."""
+    if track.open_kind is not None or track.open_id is not None or len(track.recent) > 2:
+        return None
+    out = []
+    for at, seconds in track.recent:
+        if seconds is None or seconds * 1000.0 > rules.warn_ms:
+            return None
+        out.append((at, seconds))
+    return tuple(out)
+
+
+def _topics(table: pa.Table, status: I64) -> list[TopicLag]:
+    """``lag_history``'s rows: each (group, topic)'s partitions summed (as ``_TopicSum``)."""
+    if table.num_rows == 0:
+        return []
+    data = pa.table(
+        {
+            "group": table.column("group"),
+            "topic": table.column("topic"),
+            "records": pc.fill_null(table.column("lag_records"), 0),
+            "seconds": table.column("lag_seconds"),
+            "observed": table.column("observed_at"),
+            "rank": pa.array(status),
+        }
+    )
+    sums = (
+        data.group_by(["group", "topic"])
+        .aggregate(
+            [
+                ("records", "count"),
+                ("records", "sum"),
+                ("seconds", "max"),
+                ("observed", "max"),
+                ("rank", "min"),
+            ]
+        )
+        .sort_by([("group", "ascending"), ("topic", "ascending")])
+    )
+    return [
+        TopicLag(g, t, obs, count, records, seconds, WORST_FIRST[rank])
+        for g, t, count, records, seconds, obs, rank in zip(
+            sums.column("group").to_pylist(),
+            sums.column("topic").to_pylist(),
+            sums.column("records_count").to_pylist(),
+            sums.column("records_sum").to_pylist(),
+            sums.column("seconds_max").to_pylist(),
+            sums.column("observed_max").to_pylist(),
+            sums.column("rank_min").to_pylist(),
+            strict=True,
+        )
+    ]
+
+
+def judge_rows(
+    keeper: FleetKeeper,
+    commits: Sequence[Commit],
+    owners: Mapping[str, Mapping[TP, Owner]],
+    **kwargs: Any,
+) -> PollResult:
+    """:meth:`FleetKeeper.judge_table` of Python values (tests)."""
+    return keeper.judge_table(commits_table(commits), owners_table(owners), **kwargs)
+
+
+__all__ = [
+    "COMMIT_SCHEMA",
+    "OWNER_SCHEMA",
+    "FleetKeeper",
+    "EndOffset",
+    "commits_table",
+    "floors_of",
+    "judge_rows",
+    "owners_table",
+    "rows_of",
+]

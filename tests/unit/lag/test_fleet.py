@@ -1,0 +1,170 @@
+"""The fleet's partitions judged as columns (groupwatch.detect.lag.fleet), held to the keeper
+that judges them one by one."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groupwatch.detect.lag.fleet import FleetKeeper, judge_rows, rows_of
+from groupwatch.detect.lag.judge import LagRules
+from groupwatch.detect.lag.model import Commit, EndOffset, Owner
+from groupwatch.detect.lag.poll import LagKeeper, PollResult
+
+A = Owner("m-a", "app-1", "/10.0.0.1", 5)
+B = Owner("m-b", "app-2", "/10.0.0.2", 6)
+A2 = Owner("m-a", "app-1", "/10.0.0.9", 5)  # the same member seen with another host
+
+#: One poll of one partition: how far the log end moves (negative: a new, shorter log), how
+#: far the committed offset moves (negative: back), whether a commit was made (and with
+#: which ``moved_time``: none, the commit's, an earlier one), who owns it, whether the
+#: brokers answered, and whether the partition's offset exists (deleted, then back).
+_STEP = st.tuples(
+    st.sampled_from([0, 0, 1, 5, 40, 400, -10_000]),
+    st.sampled_from([0, 0, 1, 5, 40, 400, -300]),
+    st.sampled_from([None, "none", "made", "earlier"]),
+    st.sampled_from([A, A, B, A2, None]),
+    st.booleans(),
+    st.sampled_from([True, True, True, True, False]),
+)
+Step = tuple[int, int, str | None, Owner | None, bool, bool]
+
+
+def _rules(poll_s: int) -> LagRules:
+    return LagRules(stop_ms=120_000, warn_ms=30_000, window_ms=90_000, poll_ms=poll_s * 1000)
+
+
+def _same(a: PollResult, b: PollResult, where: str) -> None:
+    assert a.table is not None
+    assert rows_of(a.table) == b.rows, where
+    assert a.rows == [r for r in b.rows if r.status in ("stopped", "stalled", "rewound", "lagging")]
+    assert a.opened == b.opened, where
+    assert sorted(a.resolved) == sorted(b.resolved), where
+    assert a.topics == b.topics, where
+
+
+def _run(
+    steps: list[list[Step]],
+    poll_s: int,
+    *,
+    trim: bool,
+    behind: bool,
+    offsets: tuple[int, int, int] = (900, 1000, 500),
+) -> int:
+    """Both keepers through the same polls; returns how many partitions the fleet keeper
+    judged as arrays (so a test can tell it did)."""
+    rules = _rules(poll_s)
+    one = LagKeeper(rules, trim=trim)
+    fleet = FleetKeeper(rules, trim=trim)
+    ends = [1000, 1000, 1000]
+    committed = list(offsets)
+    made = [0, 0, 0]
+    moved: list[int | None] = [None, None, None]
+    as_arrays = 0
+    for i, poll in enumerate(steps):
+        at = (i + 1) * poll_s * 1000
+        answers, commits, owners = [], [], {}
+        for p, (grow, move, commit_kind, owner, answered, exists) in enumerate(poll):
+            ends[p] = max(0, ends[p] + grow)
+            if commit_kind is not None:
+                committed[p] = max(0, committed[p] + move)
+                made[p] = at - 1000
+                if commit_kind == "none":
+                    moved[p] = None
+                elif commit_kind == "made":
+                    moved[p] = made[p]
+                else:  # the table's time of the offset's first commit, before this one
+                    moved[p] = made[p] - 7_000
+            if answered:
+                answers.append(EndOffset("t", p, 0, ends[p], at))
+            if exists:
+                commits.append(Commit("g", "t", p, committed[p], made[p], moved_ms=moved[p]))
+                if behind:
+                    commits.append(Commit("h", "t", p, committed[p] // 2, made[p]))
+            if owner is not None:
+                owners[("t", p)] = owner
+        for keeper in (one, fleet):
+            keeper.observe(answers)
+            keeper.forget_older(at - 3_600_000)
+        known = at - 500 if i % 3 else None
+        commits.sort(key=lambda c: (c.group, c.partition))
+        b = one.judge(commits, {"g": owners}, stale=not answers, known_ms=known)
+        a = judge_rows(fleet, commits, {"g": owners}, stale=not answers, known_ms=known)
+        _same(a, b, f"poll {i}")
+        as_arrays += len(commits) - fleet.judged_one_by_one
+        assert fleet.history == one.history
+    return as_arrays
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
+    poll_s=st.sampled_from([5, 15, 60]),
+)
+def test_the_fleet_judged_as_columns_is_judged_as_one_by_one(
+    steps: list[list[Step]], poll_s: int
+) -> None:
+    """Rows, findings opened and resolved, topics and the history kept, poll for poll, over
+    logs that grow, stall and restart shorter, consumers that keep up, fall behind, stop,
+    stall, move back, change hands and have their offsets deleted, brokers that do not
+    answer: the arrays change no verdict."""
+    _run(steps, poll_s, trim=False, behind=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
+    poll_s=st.sampled_from([5, 15, 60]),
+)
+def test_with_a_group_far_behind_and_the_history_trimmed(
+    steps: list[list[Step]], poll_s: int
+) -> None:
+    _run(steps, poll_s, trim=True, behind=True)
+
+
+def test_a_fleet_that_keeps_up_is_judged_as_arrays() -> None:
+    """The plain case (consumers within the last step of their history) takes no
+    one-by-one judgement, and its rows are the keeper's."""
+    steady = [[(10, 10, "made", A, True, True)] * 3] * 30
+    # Caught up, half a step behind, a step behind: each within the history's last step.
+    as_arrays = _run(steady, 15, trim=True, behind=False, offsets=(1000, 995, 990))
+    assert as_arrays == 3 * len(steady)
+
+
+def test_a_stopped_consumer_opens_its_finding_with_its_owner_and_a_deleted_offset_ends_it() -> None:
+    rules = _rules(15)
+    fleet = FleetKeeper(rules)
+    opened = []
+    for t in range(0, 601, 15):
+        fleet.observe([EndOffset("t", 0, 0, 100 * t, t * 1000)])
+        result = judge_rows(fleet, [Commit("g", "t", 0, 10, 1000)], {"g": {("t", 0): A}})
+        opened += result.opened
+    assert [f.kind for f in opened] == ["consumer_stopped"] and opened[0].member == "m-a"
+    assert [r.status for r in result.rows] == ["stopped"]
+    gone = judge_rows(fleet, [], {})
+    assert gone.table.num_rows == 0
+    assert gone.resolved == [(opened[0].finding_id, "consumer_stopped")]
+
+
+def test_the_tables_moved_time_counts_only_while_the_offset_stays() -> None:
+    """``moved_time`` (when the offset first had its value) replaces the commit's own time
+    at a first sight or an unchanged offset, not at a move forward seen between two polls,
+    and a commit read again unchanged is not advanced again: a stall is timed as the keeper
+    times it (here the two would differ by seven seconds)."""
+    rules = _rules(5)
+    one, fleet = LagKeeper(rules), FleetKeeper(rules)
+    reads = {5: Commit("g", "t", 0, 50, 5_000, moved_ms=5_000)}
+    for at in range(10, 200, 5):
+        reads[at] = Commit("g", "t", 0, 100, 10_000, moved_ms=3_000)
+    statuses = []
+    for at in range(0, 200, 5):
+        answer = [EndOffset("t", 0, 0, 200 + at, at * 1000)]
+        commits = [reads[at]] if at in reads else []
+        owners = {"g": {("t", 0): A}}
+        for keeper in (one, fleet):
+            keeper.observe(answer)
+        b = one.judge(commits, owners)
+        a = judge_rows(fleet, commits, owners)
+        _same(a, b, f"at {at}")
+        statuses += [r.status for r in b.rows]
+    assert "stopped" in statuses and "stalled" not in statuses
