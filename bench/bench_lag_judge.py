@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if os.environ.get("BENCH_LAG_SRC"):
@@ -72,7 +73,14 @@ def main() -> int:
     cfg = config_mod.load(conf / "local.toml", env={}, overrides=[f"delta.root={args.delta_root}"])
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"bench_lag_judge: {os.cpu_count()} cores, load {load}", flush=True)
-    keeper = LagKeeper(cfg.lag.rules())
+    columns = hasattr(lag, "read_commit_table")  # the keeper that judges as columns
+    if columns:
+        from groupwatch.detect.lag.fleet import FleetKeeper
+
+        keeper: Any = FleetKeeper(cfg.lag.rules())
+    else:
+        keeper = LagKeeper(cfg.lag.rules())
+    reader = lag.OwnerReader(cfg)  # kept from poll to poll, as the job keeps it
     rng = random.Random(1)
     top: dict[tuple[str, int], int] = {}
     growing: set[tuple[str, int]] = set()
@@ -85,12 +93,21 @@ def main() -> int:
     for poll in range(args.polls):
         t: dict[str, float] = {}
         started = time.perf_counter()
-        commits = lag.read_commits(cfg)
+        commits: Any = lag.read_commit_table(cfg) if columns else lag.read_commits(cfg)
         t["read commits"] = time.perf_counter() - started
         if not top:
-            for c in commits:
-                tp = (c.topic, c.partition)
-                top[tp] = max(top.get(tp, 0), c.offset)
+            if columns:
+                pairs = zip(
+                    commits.column("topic").to_pylist(),
+                    commits.column("partition").to_pylist(),
+                    commits.column("offset").to_pylist(),
+                    strict=True,
+                )
+            else:
+                pairs = ((c.topic, c.partition, c.offset) for c in commits)
+            for topic, partition, offset in pairs:
+                tp = (topic, partition)
+                top[tp] = max(top.get(tp, 0), offset)
             growing = {tp for tp in top if rng.random() < args.lagging}
         at = now_ms + poll * args.poll_seconds * 1000
         ends = [
@@ -98,17 +115,22 @@ def main() -> int:
             for tp, end in top.items()
         ]
         started = time.perf_counter()
-        owners = lag.read_owners(cfg)
+        owners = reader.read_table() if columns else reader.read()
         t["read owners"] = time.perf_counter() - started
         started = time.perf_counter()
         keeper.observe(ends)
         keeper.forget_older(at - cfg.lag.history_hours * 3_600_000)
         t["observe"] = time.perf_counter() - started
         started = time.perf_counter()
-        result = keeper.judge(commits, owners, known_ms=at)
+        if columns:
+            result = keeper.judge_table(commits, owners, known_ms=at)
+        else:
+            result = keeper.judge(commits, owners, known_ms=at)
         t["judge"] = time.perf_counter() - started
         started = time.perf_counter()
-        if hasattr(lag, "partition_lag_table"):
+        if columns:
+            lag.timed(result.table)
+        elif hasattr(lag, "partition_lag_table"):
             lag.partition_lag_table(result.rows)
         else:  # a baseline from before it
             lag._arrow(tables.PARTITION_LAG, lag.partition_rows(result.rows))
@@ -116,12 +138,15 @@ def main() -> int:
         t["rows for Delta"] = time.perf_counter() - started
         total = sum(t.values())
         statuses: dict[str, int] = {}
-        for r in result.rows:
-            statuses[r.status] = statuses.get(r.status, 0) + 1
+        every = result.table.column("status").to_pylist() if columns else None
+        for status in every if every is not None else (r.status for r in result.rows):
+            statuses[status] = statuses.get(status, 0) + 1
+        judged = len(statuses) and sum(statuses.values())
+        one_by_one = f", {keeper.judged_one_by_one:,} one by one" if columns else ""
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         parts = ", ".join(f"{k} {v:.2f}" for k, v in t.items())
         print(
-            f"poll {poll}: {len(result.rows):,} partitions, {total:.2f}s ({parts}); "
+            f"poll {poll}: {judged:,} partitions{one_by_one}, {total:.2f}s ({parts}); "
             f"statuses {statuses}; peak RSS {rss:.0f} MB",
             flush=True,
         )

@@ -96,7 +96,7 @@ def _run(
     return as_arrays
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
     poll_s=st.sampled_from([5, 15, 60]),
@@ -111,7 +111,7 @@ def test_the_fleet_judged_as_columns_is_judged_as_one_by_one(
     _run(steps, poll_s, trim=False, behind=False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
     poll_s=st.sampled_from([5, 15, 60]),

@@ -16,7 +16,7 @@ from deltalake import write_deltalake
 from groupwatch import config as config_mod
 from groupwatch import tables
 from groupwatch.deltaread import schema
-from groupwatch.detect.lag.fleet import owners_table
+from groupwatch.detect.lag.fleet import FleetKeeper, judge_rows, owners_table, rows_of
 from groupwatch.detect.lag.judge import LagRules, judge
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
 from groupwatch.spark.lag import (
@@ -25,6 +25,7 @@ from groupwatch.spark.lag import (
     partition_lag_table,
     read_commits,
     read_owners,
+    timed,
 )
 from groupwatch.tables import PARTITION_LAG
 
@@ -116,6 +117,23 @@ def test_the_partition_lag_table_is_the_one_built_row_by_row() -> None:
     ]
     assert partition_lag_table(rows).equals(_row_by_row(rows))
     assert partition_lag_table([]).equals(_row_by_row([]))
+
+
+def test_the_keepers_columns_are_the_table_built_row_by_row() -> None:
+    """``timed``: the fleet keeper's columns (times as epoch ms) as ``partition_lag``."""
+    keeper = FleetKeeper(LagRules())
+    keeper.observe([EndOffset("o", 0, 0, 100, _ms(T0))])
+    keeper.observe([EndOffset("o", 0, 0, 200, _ms(T0) + 10_000)])
+    owner = Owner("m-1", "billing-1", "/10.0.0.1", 7)
+    commits = [
+        Commit("b", "o", 0, 150, _ms(T0) + 5_000),
+        Commit("b", "o", 1, 5, _ms(T0) + 5_000),  # never observed: nulls
+        Commit("c", "o", 0, 200, _ms(T0)),
+    ]
+    result = judge_rows(keeper, commits, {"b": {("o", 0): owner}}, stale=True)
+    rows = rows_of(result.table)
+    assert [r.lag_records for r in rows] == [50, None, 0] and rows[0].owner == owner
+    assert timed(result.table).equals(_row_by_row(rows))
 
 
 def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(

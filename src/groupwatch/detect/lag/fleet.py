@@ -39,7 +39,7 @@ from groupwatch.detect.lag.model import (
     Owner,
     PartitionLag,
 )
-from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag
+from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag, cut
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -203,6 +203,8 @@ def _owner_marks(members: Any, generations: Any) -> I64:
     text = pc.binary_join_element_wise(
         members, pc.fill_null(pc.cast(generations, pa.string()), "None"), "\x00"
     )
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
     encoded = pc.dictionary_encode(text)
     marks = np.array(
         [zlib.crc32(s.encode()) & 0x7FFFFFFF for s in encoded.dictionary.to_pylist()],
@@ -210,6 +212,22 @@ def _owner_marks(members: Any, generations: Any) -> I64:
     )
     idx = _np(encoded.indices)
     return np.where(idx < 0, -1, marks[np.where(idx < 0, 0, idx)] if len(marks) else -1)
+
+
+def _equal(a: pa.Table, b: pa.Table) -> bool:
+    return bool(a.num_rows == b.num_rows and a.equals(b))
+
+
+@dataclass(frozen=True, slots=True)
+class _Joins:
+    """The last poll's joins and what they were made of."""
+
+    owner_keys: pa.Table
+    oi: I64
+    whose: pa.Table
+    marks: I64
+    h_keys: list[TP]
+    k: I64
 
 
 @dataclass
@@ -242,6 +260,7 @@ class FleetKeeper(LagKeeper):
     def __init__(self, rules: LagRules, *, trim: bool = True, row_ms: int = 0) -> None:
         super().__init__(rules, compact=True, trim=trim, row_ms=row_ms)
         self._state: _State | None = None
+        self._joins: _Joins | None = None
         #: Partitions judged by :func:`judge` itself at the last poll (tests, benchmarks).
         self.judged_one_by_one = 0
 
@@ -267,17 +286,36 @@ class FleetKeeper(LagKeeper):
         c = _np(commits.column("commit_ms"))
         m_in = _np(commits.column("moved_ms"))
         m_has = _valid(commits.column("moved_ms"))
-        oi = _index(commits, _last_per_key(owners), KEYS, "_o")
+        # The joins by key are kept while their keys are the same as at the last poll (a
+        # fleet's commits and owners are read in the same order poll after poll): a join of
+        # 1.2 M rows costs most of a second.
+        keys = commits.select(KEYS)
+        same_keys = state is not None and _equal(state.keys.select(KEYS), keys)
+        joins = self._joins
+        owner_keys = owners.select(KEYS)
+        if same_keys and joins is not None and _equal(joins.owner_keys, owner_keys):
+            oi = joins.oi
+        else:
+            oi = _index(commits, _last_per_key(owners), KEYS, "_o")
+        whose = owners.select(["member", "generation"])
+        if joins is not None and _equal(joins.whose, whose):
+            owner_marks = joins.marks
+        else:
+            owner_marks = _owner_marks(owners.column("member"), owners.column("generation"))
         has_owner = oi >= 0
         no_owner = pa.array(~has_owner)
         owner_cols = {
             name: _take(owners.column(name).combine_chunks(), oi, no_owner)
             for name in _OWNER_COLUMNS
         }
-        mark = np.where(has_owner, _owner_marks(owner_cols["member"], owner_cols["generation"]), -1)
-        j = np.full(n, -1, dtype=np.int64) if state is None else _index(
-            commits, state.keys, KEYS, "j"
-        )  # fmt: skip
+        mark = np.where(has_owner, owner_marks[np.where(has_owner, oi, 0)], -1) if len(
+            owner_marks) else np.full(n, -1, dtype=np.int64)  # fmt: skip
+        if state is None:
+            j = np.full(n, -1, dtype=np.int64)
+        elif same_keys:
+            j = np.arange(n, dtype=np.int64)
+        else:
+            j = _index(commits, state.keys, KEYS, "j")
         prev = j >= 0
         js = np.where(prev, j, 0)
 
@@ -324,16 +362,20 @@ class FleetKeeper(LagKeeper):
 
         # -- the history: each partition's last two points ---------------------------------
         hist = self.history
-        h_keys = [tp for tp, points in hist.items() if points]
-        pts = [hist[tp] for tp in h_keys]
-        h_table = pa.table(
-            {
-                "topic": pa.array([tp[0] for tp in h_keys], pa.string()),
-                "partition": pa.array([tp[1] for tp in h_keys], pa.int32()),
-                "k": pa.array(np.arange(len(h_keys), dtype=np.int64)),
-            }
-        )
-        k = _index(commits, h_table, ["topic", "partition"], "k")
+        h_keys = list(hist)
+        pts = list(hist.values())
+        if same_keys and joins is not None and joins.h_keys == h_keys:
+            k = joins.k
+        else:
+            h_table = pa.table(
+                {
+                    "topic": pa.array([tp[0] for tp in h_keys], pa.string()),
+                    "partition": pa.array([tp[1] for tp in h_keys], pa.int32()),
+                    "k": pa.array(np.arange(len(h_keys), dtype=np.int64)),
+                }
+            )
+            k = _index(commits, h_table, ["topic", "partition"], "k")
+        self._joins = _Joins(owner_keys, oi, whose, owner_marks, h_keys, k)
         has_h = k >= 0
         ks = np.where(has_h, k, 0)
         cnt = np.array([len(p) for p in pts] or [0], dtype=np.int64)[ks]
@@ -478,7 +520,8 @@ class FleetKeeper(LagKeeper):
             offset=o, commit_ms=c, moved=moved, rewound_from=rwf, rewound_ms=rwms, mark=gen,
             t_n=t_n, t_at1=t_at1, t_pt1=t_pt1, t_at2=t_at2, t_pt2=t_pt2, tracks=tracks,
         )  # fmt: skip
-        self._trim_table(commits)
+        if self.trim:
+            self._trim_columns(h_keys, pts, k, o)
 
         # -- the rows and the topics ---------------------------------------------------------
         table = pa.table(
@@ -507,11 +550,23 @@ class FleetKeeper(LagKeeper):
         topics = _topics(table, status)
         return PollResult(rows, topics, opened, resolved, table=table)
 
-    def _trim_table(self, commits: pa.Table) -> None:
-        """:meth:`LagKeeper._trim` with each partition's smallest committed offset taken as
-        columns."""
-        if self.trim:
-            self._trim(floors_of(commits))
+    def _trim_columns(
+        self, h_keys: list[TP], pts: list[list[EndOffset]], k: I64, offsets: I64
+    ) -> None:
+        """:meth:`LagKeeper._trim`, each partition's smallest committed offset taken as
+        arrays (``k``: each commit's partition in ``h_keys``), Python only for the histories
+        it cuts."""
+        top = np.iinfo(np.int64).max
+        floor = np.full(len(h_keys), top, dtype=np.int64)
+        has = k >= 0
+        np.minimum.at(floor, k[has], offsets[has])
+        second = np.array([p[1].end_offset if len(p) > 1 else top for p in pts] or [top])
+        history, written = self.history, self.written
+        for i in map(int, np.flatnonzero(floor == top)):
+            del history[h_keys[i]]  # no group commits to it any more
+            written.pop(h_keys[i], None)
+        for i in map(int, np.flatnonzero((floor != top) & (second[: len(h_keys)] <= floor))):
+            cut(pts[i], int(floor[i]))
 
 
 def floors_of(commits: pa.Table) -> dict[TP, int]:

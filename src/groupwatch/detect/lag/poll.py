@@ -361,9 +361,14 @@ class LagKeeper:
             points = history.get(tp)
             if points is None or len(points) < 2 or points[1].end_offset > floor:
                 continue  # the usual case: nothing before the point the estimate starts at
-            last = bisect_right(points, floor, key=_end) - 1
-            if last > 0:
-                del points[:last]
+            cut(points, floor)
+
+
+def cut(points: list[EndOffset], floor: int) -> None:
+    """A history (its ends only grow) from its last point at or below ``floor`` on."""
+    last = bisect_right(points, floor, key=_end) - 1
+    if last > 0:
+        del points[:last]
 
 
 #: A point's log end (``bisect``'s key, in C).
