@@ -123,11 +123,12 @@ def test_with_a_group_far_behind_and_the_history_trimmed(
 
 
 def test_a_fleet_that_keeps_up_is_judged_as_arrays() -> None:
-    """The plain case (consumers within the last step of their history) takes no
+    """The plain case (consumers that keep up or are behind by less than ``warn``) takes no
     one-by-one judgement, and its rows are the keeper's."""
     steady = [[(10, 10, "made", A, True, True)] * 3] * 30
-    # Caught up, half a step behind, a step behind: each within the history's last step.
-    as_arrays = _run(steady, 15, trim=True, behind=False, offsets=(1000, 995, 990))
+    # Caught up, half a step behind (the history's last step), five steps behind (a search
+    # of the history).
+    as_arrays = _run(steady, 15, trim=True, behind=False, offsets=(1000, 995, 950))
     assert as_arrays == 3 * len(steady)
 
 

@@ -378,28 +378,16 @@ class FleetKeeper(LagKeeper):
         self._joins = _Joins(owner_keys, oi, whose, owner_marks, h_keys, k)
         has_h = k >= 0
         ks = np.where(has_h, k, 0)
-        cnt = np.array([len(p) for p in pts] or [0], dtype=np.int64)[ks]
         e1 = np.array([p[-1].end_offset for p in pts] or [0], dtype=np.int64)[ks]
         at = np.array([p[-1].observed_ms for p in pts] or [0], dtype=np.int64)[ks]
-        e2 = np.array([p[-2].end_offset if len(p) > 1 else 0 for p in pts] or [0],
-                      dtype=np.int64)[ks]  # fmt: skip
-        m2 = np.array([p[-2].observed_ms if len(p) > 1 else 0 for p in pts] or [0],
-                      dtype=np.int64)[ks]  # fmt: skip
+        e0 = np.array([p[0].end_offset for p in pts] or [0], dtype=np.int64)[ks]
+        m0 = np.array([p[0].observed_ms for p in pts] or [0], dtype=np.int64)[ks]
 
         # -- the verdict (``judge``), where it is plain arithmetic ----------------------------
         upto = at if known_ms is None else np.minimum(at, known_ms)
         unseen_s = (at - upto) / 1000.0
         lag = np.maximum(0, e1 - o)
-        caught = e1 <= o
-        single = ~caught & (cnt == 1)
-        last_step = ~caught & (cnt >= 2) & (e2 <= o)
-        plain_h = has_h & (caught | single | last_step)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = (o + 1 - e2) / (e1 - e2)
-            written = m2 + share * (at - m2)
-            inside = np.maximum(0.0, (at - written) / 1000.0)
-        seconds = np.where(last_step, inside, 0.0)
-        at_least = single
+        seconds, at_least = _seconds_behind(pts, k, o, e1, at, e0, m0)
         waited = seconds * 1000.0
         retired = ~has_owner & (upto - c >= rules.retire_ms)
         lagging_s = np.maximum(0.0, seconds - unseen_s)
@@ -422,7 +410,7 @@ class FleetKeeper(LagKeeper):
             for i in map(int, np.flatnonzero(prev)):
                 if keys_py[i] in state.tracks:
                     simple_track[i] = False
-        plain = simple_track & (~has_h | (plain_h & (last_at < at) & low & ~alarm))
+        plain = simple_track & (~has_h | ((last_at < at) & low & ~alarm))
         status = np.where(idle, _IDLE, _OK).astype(np.int64)
         status = np.where(has_h, status, _IDLE)
 
@@ -585,6 +573,49 @@ def floors_of(commits: pa.Table) -> dict[TP, int]:
             strict=True,
         )
     )
+
+
+def _seconds_behind(
+    pts: list[list[EndOffset]], k: I64, o: I64, e1: I64, at: I64, e0: I64, m0: I64
+) -> tuple[F64, B]:
+    """:func:`~groupwatch.detect.lag.estimate.seconds_behind` of every row (``k``: its
+    partition's history in ``pts``, -1 for none; ``e1``/``at`` and ``e0``/``m0`` the newest
+    and oldest point), with the same arithmetic in the same order.  The first point past the
+    committed offset is found by a binary search of all rows at once, over the histories of
+    the partitions that need one laid end to end (most rows need none: nothing waits, the
+    record is older than the history, or it lies in the history's last step)."""
+    n = len(k)
+    seconds = np.zeros(n, dtype=np.float64)
+    waiting = (k >= 0) & (e1 > o)
+    older = waiting & (o < e0)  # the first point kept is past it: "at least" the span
+    seconds[older] = (at[older] - m0[older]) / 1000.0
+    inside = np.flatnonzero(waiting & ~older)
+    if len(inside) == 0:
+        return seconds, older
+    # The histories of the partitions some row searches, end to end.
+    wanted, where = np.unique(k[inside], return_inverse=True)
+    lists = [pts[int(i)] for i in wanted]
+    sizes = np.array([len(p) for p in lists], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    ends = np.fromiter((e.end_offset for p in lists for e in p), np.int64, int(sizes.sum()))
+    times = np.fromiter((e.observed_ms for p in lists for e in p), np.int64, int(sizes.sum()))
+    lo = starts[where]
+    hi = lo + sizes[where] - 1
+    c = o[inside]
+    # ``seconds_behind``'s loop, every row a step at a time: the first point past ``c``.
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            break
+        mid = (lo + hi) // 2
+        past = ends[mid] > c
+        hi = np.where(open_ & past, mid, hi)
+        lo = np.where(open_ & ~past, mid + 1, lo)
+    before, after = lo - 1, lo  # ``c`` is at or past the first point: ``lo`` is not it
+    share = (c + 1 - ends[before]) / (ends[after] - ends[before])
+    written = times[before] + share * (times[after] - times[before])
+    seconds[inside] = np.maximum(0.0, (at[inside] - written) / 1000.0)
+    return seconds, older
 
 
 def _points(n: int, at1: Any, pt1: Any, at2: Any, pt2: Any) -> tuple[tuple[int, float | None], ...]:
