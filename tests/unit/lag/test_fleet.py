@@ -127,8 +127,8 @@ def test_a_fleet_that_keeps_up_is_judged_as_arrays() -> None:
     one-by-one judgement, and its rows are the keeper's."""
     steady = [[(10, 10, "made", A, True, True)] * 3] * 30
     # Caught up, half a step behind (the history's last step), five steps behind (a search
-    # of the history).
-    as_arrays = _run(steady, 15, trim=True, behind=False, offsets=(1000, 995, 950))
+    # of the history), all under ``warn``.
+    as_arrays = _run(steady, 5, trim=True, behind=False, offsets=(1000, 995, 950))
     assert as_arrays == 3 * len(steady)
 
 
