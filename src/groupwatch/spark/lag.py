@@ -277,54 +277,48 @@ class OwnerReader:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        #: (group, member) -> (newest generation, host) of the current owners.
-        self.hosts: dict[tuple[str, str], tuple[int, str | None]] = {}
+        #: The current owners' newest generation and host: ``group``, ``member``,
+        #: ``generation`` (-1 where unknown), ``host``; kept as columns (a fleet has hundreds
+        #: of thousands of members, looked up for a million partitions at every poll).
+        self._hosts: pa.Table | None = None
         #: The ``member_assignments`` files already read.
         self.seen: set[str] = set()
         #: Rows of ``member_assignments`` the last reading read (0: no new file).
         self.rows_read = 0
 
-    def read(self) -> dict[str, dict[TP, Owner]]:
-        import pyarrow.compute as pc
+    @property
+    def hosts(self) -> dict[tuple[str, str], tuple[int, str | None]]:
+        """(group, member) -> (newest generation, host) of the members kept (inspection)."""
+        if self._hosts is None:
+            return {}
+        return {
+            (g, m): (gen, h)
+            for g, m, gen, h in zip(
+                *(self._hosts.column(c).to_pylist() for c in _HOST_COLUMNS), strict=True
+            )
+        }
 
-        hosts, fresh = self._read_members()
-        data = _read(
-            self.config,
-            tables.PARTITION_OWNERSHIP,
-            ["group", "topic", "partition", "member_id", "client_id", "from_generation"],
-            pc.field("to_date").is_null() & pc.field("to_generation").is_null(),
-        )
+    def read(self) -> dict[str, dict[TP, Owner]]:
+        """:meth:`read_table` as group -> partition -> owner."""
+        data = self.read_table()
         out: dict[str, dict[TP, Owner]] = {}
-        owners: dict[tuple[str, str, str | None, int | None], Owner] = {}
-        if data is None:
-            self.hosts = {k: hosts[k] for k in fresh}
-            return out
-        for group, topic, partition, member, client, since in zip(
-            data.column("group").to_pylist(),
-            data.column("topic").to_pylist(),
-            data.column("partition").to_pylist(),
-            data.column("member_id").to_pylist(),
-            data.column("client_id").to_pylist(),
-            data.column("from_generation").to_pylist(),
-            strict=True,
+        owners: dict[tuple[str, str, str | None, str | None, int | None], Owner] = {}
+        for group, topic, partition, member, client, host, since in zip(
+            *(data.column(c).to_pylist() for c in data.column_names), strict=True
         ):
-            who = (group, member, client, since)
+            who = (group, member, client, host, since)
             owner = owners.get(who)
             if owner is None:
-                host = hosts.get((group, member), (0, None))[1]
                 owner = owners[who] = Owner(member, client, host, since)
-            by = out.get(group)
-            if by is None:
-                by = out[group] = {}
-            by[(topic, partition)] = owner
-        keep = fresh | {(group, member) for group, member, _, _ in owners}
-        self.hosts = {k: hosts[k] for k in keep if k in hosts}
+            out.setdefault(group, {})[(topic, partition)] = owner
         return out
 
     def read_table(self) -> pa.Table:
-        """:meth:`read` as the columns the keeper judges
+        """The owners now as the columns the keeper judges
         (:data:`~groupwatch.detect.lag.fleet.OWNER_SCHEMA`), in the table's order (a
-        partition with two open intervals takes its last, as :meth:`read` does)."""
+        partition with two open intervals takes its last, as a dictionary built row by row
+        does).  Columns throughout: a member's host is found by its key's position among the
+        hosts kept (``index_in``), not by a join, which would reorder the rows."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -338,7 +332,7 @@ class OwnerReader:
             pc.field("to_date").is_null() & pc.field("to_generation").is_null(),
         )
         if data is None or data.num_rows == 0:
-            self.hosts = {k: hosts[k] for k in fresh}
+            self._hosts = None if hosts is None else hosts.filter(pc.is_in(_who(hosts), fresh))
             return OWNER_SCHEMA.empty_table()
         data = pa.table(
             {
@@ -348,62 +342,91 @@ class OwnerReader:
                 "member": pc.cast(data["member_id"], pa.string()),
                 "client": pc.cast(data["client_id"], pa.string()),
                 "generation": pc.cast(data["from_generation"], pa.int64()),
-                "_i": pa.array(range(data.num_rows), pa.int64()),
             }
         )
-        pairs = data.group_by(["group", "member"]).aggregate([])
-        now = set(zip(pairs["group"].to_pylist(), pairs["member"].to_pylist(), strict=True))
-        self.hosts = {k: hosts[k] for k in fresh | now if k in hosts}
-        known = [k for k in now if k in hosts]
-        host_table = pa.table(
+        if hosts is None:
+            self._hosts = None
+            host = pa.nulls(data.num_rows, pa.string())
+        else:
+            who = _who(data)
+            # Kept: the hosts of the members that own a partition now or were just read.
+            keep = pc.or_(pc.is_in(_who(hosts), pc.unique(who)), pc.is_in(_who(hosts), fresh))
+            self._hosts = hosts = hosts.filter(keep)
+            host = pc.take(hosts.column("host"), pc.index_in(who, _who(hosts)))
+        return pa.table(
             {
-                "group": pa.array([g for g, _ in known], pa.string()),
-                "member": pa.array([m for _, m in known], pa.string()),
-                "host": pa.array([hosts[k][1] for k in known], pa.string()),
-            }
+                "group": data["group"],
+                "topic": data["topic"],
+                "partition": data["partition"],
+                "member": data["member"],
+                "client": data["client"],
+                "host": host,
+                "generation": data["generation"],
+            },
+            schema=OWNER_SCHEMA,
         )
-        joined = data.join(host_table, ["group", "member"], join_type="left outer")
-        return joined.sort_by("_i").select(OWNER_SCHEMA.names).cast(OWNER_SCHEMA)
 
-    def _read_members(
-        self,
-    ) -> tuple[dict[tuple[str, str], tuple[int, str | None]], set[tuple[str, str]]]:
-        """The hosts known, with the rows of the files not read before; and the members of
+    def _read_members(self) -> tuple[pa.Table | None, pa.Array]:
+        """The hosts known, with the rows of the files not read before (per member the row
+        of the newest generation, the later of equal ones); and the keys (:func:`_who`) of
         those rows."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.dataset as ds  # type: ignore[import-untyped]
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
         self.rows_read = 0
-        hosts = dict(self.hosts)
-        read: set[tuple[str, str]] = set()
+        hosts = self._hosts
+        none = pa.array([], pa.string())
         path = sinks.local_table(self.config, tables.MEMBER_ASSIGNMENTS)
         try:
             dataset = DeltaTable(str(path)).to_pyarrow_dataset()
         except (TableNotFoundError, FileNotFoundError):
-            return hosts, read
+            return hosts, none
         fragments = list(dataset.get_fragments())
         fresh = [f for f in fragments if f.path not in self.seen]
         self.seen = {f.path for f in fragments}
         if not fresh:
-            return hosts, read
+            return hosts, none
         members = ds.FileSystemDataset(
             fresh, schema=dataset.schema, format=dataset.format, filesystem=dataset.filesystem
         ).to_table(columns=["group", "member_id", "generation", "client_host"])
-        for group, member, generation, host in zip(
-            members.column("group").to_pylist(),
-            members.column("member_id").to_pylist(),
-            members.column("generation").to_pylist(),
-            members.column("client_host").to_pylist(),
-            strict=True,
-        ):
-            key = (group, member)
-            read.add(key)
-            gen = generation if generation is not None else -1
-            if key not in hosts or gen >= hosts[key][0]:
-                hosts[key] = (gen, host)
         self.rows_read = members.num_rows
-        return hosts, read
+        if members.num_rows == 0:
+            return hosts, none
+        read = pa.table(
+            {
+                "group": pc.cast(members["group"], pa.string()),
+                "member": pc.cast(members["member_id"], pa.string()),
+                "generation": pc.fill_null(pc.cast(members["generation"], pa.int64()), -1),
+                "host": pc.cast(members["client_host"], pa.string()),
+            }
+        )
+        both = read if hosts is None else pa.concat_tables([hosts, read])
+        # The row kept per member: the newest generation, and of equal ones the later row
+        # (the kept one counts as read first), as a dictionary updated row by row would keep.
+        order = pa.array(range(both.num_rows), pa.int64())
+        rank = pc.add(pc.shift_left(pc.add(both["generation"], 1), 32), order)
+        newest = (
+            both.append_column("_rank", rank)
+            .group_by(["group", "member"])
+            .aggregate([("_rank", "max")])
+        )
+        rows = pc.bit_wise_and(newest["_rank_max"], 0xFFFFFFFF)
+        return both.take(rows).select(list(_HOST_COLUMNS)), pc.unique(_who(read))
+
+
+_HOST_COLUMNS = ("group", "member", "generation", "host")
+
+
+def _who(table: pa.Table) -> pa.Array:
+    """Each row's (group, member) as one string, the key the hosts are looked up by."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    joined = pc.binary_join_element_wise(table["group"], table["member"], "\x00")
+    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
 def read_history(
