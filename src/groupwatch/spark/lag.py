@@ -761,7 +761,7 @@ class LagPoller:
     def interval(self) -> float:
         """Seconds between polls: ``lag.poll_seconds``, stretched to twice the last poll's
         time when that is longer, so that polls take at most half of the driver's interpreter
-        from the batches (1.2 M committed partitions: about 20 s a poll on two cores,
+        from the batches (1.2 M committed partitions: 3-6 s a poll on two cores,
         docs/performance.md)."""
         return max(float(self.every), 2.0 * self._took)
 
