@@ -261,7 +261,8 @@ class LagConfig:
     partition_metrics: bool = False
     #: Judge polls in a Python process of their own instead of a driver thread: the
     #: judgement's seconds of Python at fleet scale (3-6 s a poll at 1.2 M committed
-    #: partitions, judged as columns) then share no interpreter with the batches, and the keeper's memory leaves the driver
+    #: partitions, judged as columns) then share no interpreter with the batches, and the
+    #: keeper's memory leaves the driver
     #: (batch p95 0.84x on the live model, record -> finding p95 0.76x at fleet scale:
     #: docs/performance.md).  False: a driver thread judges, as before.
     judge_process: bool = True

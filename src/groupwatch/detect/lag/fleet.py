@@ -341,24 +341,9 @@ class FleetKeeper(LagKeeper):
             for name in _OWNER_COLUMNS:
                 skip &= _same(_take(state.owner.column(name), j, not_prev), owner_cols[name])
         p_rwf = np.where(prev, p_rwf, -1)
-        same = prev & (o == p_off)
-        forward = prev & (o > p_off)
-        back = prev & (o < p_off)
-        moved = np.where(same, p_moved, c)
-        still = forward & (p_rwf >= 0) & (o < p_rwf)
-        keep_rw = same | still
-        own_doing = ~has_owner | (p_mark < 0) | (mark != p_mark)
-        rewind = back & ~own_doing
-        rwf = np.where(keep_rw, p_rwf, np.where(rewind, np.maximum(p_off, np.where(
-            p_rwf >= 0, p_rwf, p_off)), -1))  # fmt: skip
-        rwms = np.where(keep_rw, p_rwms, np.where(rewind, c, -1))
-        gen = np.where(same & (mark < 0), p_mark, mark)
-        moved = np.where(m_has & (~prev | (o == p_off)), m_in, moved)
-        if state is not None:
-            moved = np.where(skip, p_moved, moved)
-            rwf = np.where(skip, p_rwf, rwf)
-            rwms = np.where(skip, p_rwms, rwms)
-            gen = np.where(skip, p_mark, gen)
+        moved, rwf, rwms, gen = _advance(
+            prev, skip, p_off, p_moved, p_rwf, p_rwms, p_mark, o, c, m_in, m_has, mark, has_owner
+        )
 
         # -- the history: each partition's last two points ---------------------------------
         hist = self.history
@@ -572,6 +557,50 @@ def floors_of(commits: pa.Table) -> dict[TP, int]:
             floors.column("offset_min").to_pylist(),
             strict=True,
         )
+    )
+
+
+def _advance(
+    prev: B,
+    skip: B,
+    p_off: I64,
+    p_moved: I64,
+    p_rwf: I64,
+    p_rwms: I64,
+    p_mark: I64,
+    o: I64,
+    c: I64,
+    m_in: I64,
+    m_has: B,
+    mark: I64,
+    has_owner: B,
+) -> tuple[I64, I64, I64, I64]:
+    """:func:`~groupwatch.detect.lag.book.advance` of every row, as the keeper's loop calls it
+    (the table's ``moved_time`` taken at a first sight or an unchanged offset; a read equal to
+    the last poll's, ``skip``, not advanced again): the commits' moved time, rewound-from
+    offset and time (-1: none) and owner mark (-1: none).  ``p_*``: the advanced commit of the
+    last poll (where ``prev``); ``o``, ``c``, ``m_in``/``m_has``: the commit read."""
+    same = prev & (o == p_off)
+    forward = prev & (o > p_off)
+    back = prev & (o < p_off)
+    # A rewind lasts until the group is back where it was (forward), or is carried (same).
+    still = forward & (p_rwf >= 0) & (o < p_rwf)
+    keep_rw = same | still
+    # A move back is the group's own doing without an owner, or across owners / generations.
+    own_doing = ~has_owner | (p_mark < 0) | (mark != p_mark)
+    rewind = back & ~own_doing
+    back_to = np.maximum(p_off, np.where(p_rwf >= 0, p_rwf, p_off))
+    rwf = np.where(keep_rw, p_rwf, np.where(rewind, back_to, -1))
+    rwms = np.where(keep_rw, p_rwms, np.where(rewind, c, -1))
+    gen = np.where(same & (mark < 0), p_mark, mark)
+    moved = np.where(same, p_moved, c)
+    # The table knows when the offset last moved better than two polls do.
+    moved = np.where(m_has & (~prev | (o == p_off)), m_in, moved)
+    return (
+        np.where(skip, p_moved, moved),
+        np.where(skip, p_rwf, rwf),
+        np.where(skip, p_rwms, rwms),
+        np.where(skip, p_mark, gen),
     )
 
 
