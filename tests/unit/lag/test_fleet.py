@@ -169,3 +169,23 @@ def test_the_tables_moved_time_counts_only_while_the_offset_stays() -> None:
         _same(a, b, f"at {at}")
         statuses += [r.status for r in b.rows]
     assert "stopped" in statuses and "stalled" not in statuses
+
+
+def test_a_poll_without_an_owner_at_the_same_offset_keeps_the_owners_mark() -> None:
+    """An unchanged offset read while no member owns the partition (between a member leaving
+    and the assignment that follows) carries the last owner's mark: the same member moving
+    the offset back afterwards is a rewind, as the keeper judges it."""
+    rules = _rules(15)
+    one, fleet = LagKeeper(rules), FleetKeeper(rules)
+    polls = [(900, A), (900, None), (200, A)]
+    statuses = []
+    for i, (offset, owner) in enumerate(polls):
+        at = (i + 1) * 15_000
+        owners = {} if owner is None else {"g": {("t", 0): owner}}
+        commits = [Commit("g", "t", 0, offset, at - 1000 if i != 1 else 14_000)]
+        for keeper in (one, fleet):
+            keeper.observe([EndOffset("t", 0, 0, 1000, at)])
+        b = one.judge(commits, owners)
+        _same(judge_rows(fleet, commits, owners), b, f"poll {i}")
+        statuses += [r.status for r in b.rows]
+    assert statuses[-1] == "rewound"
