@@ -193,12 +193,7 @@ def _read(
 
 def _ms_list(column: Any) -> list[int | None]:
     """A timestamp column as epoch milliseconds, whole-column (no datetime per row)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc  # type: ignore[import-untyped]
-
-    micros = pc.cast(pc.cast(column, pa.timestamp("us", tz="UTC")), pa.int64())
-    # Integer division truncates towards zero, as ``int(ts.timestamp() * 1000)`` does.
-    values: list[int | None] = pc.divide(micros, 1000).to_pylist()
+    values: list[int | None] = _ms_array(column).to_pylist()
     return values
 
 
@@ -207,7 +202,7 @@ def read_commit_table(config: Config) -> pa.Table:
     (:data:`~groupwatch.detect.lag.fleet.COMMIT_SCHEMA`): over the 1.2 M partitions of the
     cluster model a value per row cost seconds a poll."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     from groupwatch.detect.lag.fleet import COMMIT_SCHEMA
 
@@ -244,11 +239,12 @@ def read_commits(config: Config) -> list[Commit]:
 
 
 def _ms_array(column: Any) -> Any:
-    """A timestamp column as epoch milliseconds (int64), truncated as :func:`_ms_list`."""
+    """A timestamp column as epoch milliseconds (int64)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     micros = pc.cast(pc.cast(column, pa.timestamp("us", tz="UTC")), pa.int64())
+    # Integer division truncates towards zero, as ``int(ts.timestamp() * 1000)`` does.
     return pc.divide(micros, 1000)
 
 

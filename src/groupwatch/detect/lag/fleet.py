@@ -5,13 +5,13 @@ At every poll the job judges every committed partition (1.2 million in the clust
 Judged one by one in Python that cost about 15 s a poll, plus 8 s to turn the tables into
 objects and 2 s to turn the verdicts back into columns (docs/performance.md).  Nearly every
 partition of a fleet is in the same plain case at every poll: its consumer keeps up or is
-idle, its committed offset lies within the last step of its log end's history, nothing
-alarms and nothing is open.  Here those partitions are judged as arrays (NumPy over the
-Arrow columns read from the tables), with the arithmetic of :func:`judge` and
+idle, or is behind by less than ``lag.warn_seconds``, and nothing alarms and nothing is open.
+Here those partitions are judged as arrays (NumPy over the Arrow columns read from the
+tables), with the arithmetic of :func:`judge` and
 :func:`seconds_behind` done in the same order, so the same floats come out; every other
-partition (a commit behind the last step of the history, a status that alarms, a window of
-high judgements that may become ``lagging``, an open finding, a poll that judges the same
-answer again) goes through :func:`judge` itself, with its commit, owner and track rebuilt.
+partition (a wait above ``warn``, whose window may become ``lagging``, a status that alarms,
+an open finding, a poll that judges the same answer again) goes through :func:`judge` itself,
+with its commit, owner and track rebuilt.
 
 The property test (``tests/unit/lag/test_fleet.py``) holds this keeper to :class:`LagKeeper`,
 row for row, finding for finding.
@@ -19,7 +19,6 @@ row for row, finding for finding.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +38,7 @@ from groupwatch.detect.lag.model import (
     Owner,
     PartitionLag,
 )
-from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag, cut
+from groupwatch.detect.lag.poll import TP, LagKeeper, PollResult, TopicLag, cut, mark_of
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -199,19 +198,22 @@ def _last_per_key(owners: pa.Table) -> pa.Table:
 
 
 def _owner_marks(members: Any, generations: Any) -> I64:
-    """``poll._owner_mark`` for each row, computed once per distinct owner; -1 for none."""
+    """``poll._owner_mark`` for each row (its text made as there), computed once per distinct
+    owner; -1 for none."""
     text = pc.binary_join_element_wise(
         members, pc.fill_null(pc.cast(generations, pa.string()), "None"), "\x00"
     )
     if isinstance(text, pa.ChunkedArray):
         text = text.combine_chunks()
     encoded = pc.dictionary_encode(text)
-    marks = np.array(
-        [zlib.crc32(s.encode()) & 0x7FFFFFFF for s in encoded.dictionary.to_pylist()],
-        dtype=np.int64,
-    )
+    marks = np.array([mark_of(s) for s in encoded.dictionary.to_pylist()], dtype=np.int64)
     idx = _np(encoded.indices)
     return np.where(idx < 0, -1, marks[np.where(idx < 0, 0, idx)] if len(marks) else -1)
+
+
+def _key_list(commits: pa.Table) -> list[tuple[str, str, int]]:
+    """Each row's (group, topic, partition), for the rows judged one by one."""
+    return list(zip(*(commits.column(k).to_pylist() for k in KEYS), strict=True))
 
 
 def _equal(a: pa.Table, b: pa.Table) -> bool:
@@ -238,7 +240,6 @@ class _State:
     read: pa.Table  # the commit as read: _READ_COLUMNS
     owner: pa.Table  # the owner as read: _OWNER_COLUMNS
     offset: I64
-    commit_ms: I64
     moved: I64
     rewound_from: I64  # -1: none
     rewound_ms: I64
@@ -345,7 +346,7 @@ class FleetKeeper(LagKeeper):
             prev, skip, p_off, p_moved, p_rwf, p_rwms, p_mark, o, c, m_in, m_has, mark, has_owner
         )
 
-        # -- the history: each partition's last two points ---------------------------------
+        # -- the history: each partition's oldest and newest point -------------------------
         hist = self.history
         h_keys = list(hist)
         pts = list(hist.values())
@@ -388,10 +389,7 @@ class FleetKeeper(LagKeeper):
         simple_track = np.ones(n, dtype=np.bool_)
         keys_py: list[tuple[str, str, int]] | None = None
         if state is not None and state.tracks:
-            keys_py = list(zip(
-                commits.column("group").to_pylist(), commits.column("topic").to_pylist(),
-                commits.column("partition").to_pylist(), strict=True,
-            ))  # fmt: skip
+            keys_py = _key_list(commits)
             for i in map(int, np.flatnonzero(prev)):
                 if keys_py[i] in state.tracks:
                     simple_track[i] = False
@@ -419,10 +417,7 @@ class FleetKeeper(LagKeeper):
         self.judged_one_by_one = len(rest)
         if len(rest):
             if keys_py is None:
-                keys_py = list(zip(
-                    commits.column("group").to_pylist(), commits.column("topic").to_pylist(),
-                    commits.column("partition").to_pylist(), strict=True,
-                ))  # fmt: skip
+                keys_py = _key_list(commits)
             epochs = commits.column("leader_epoch").to_pylist()
             sizes = commits.column("metadata_size").to_pylist()
             members = owner_cols["member"].to_pylist()
@@ -490,7 +485,7 @@ class FleetKeeper(LagKeeper):
             keys=commits.select(KEYS).append_column("j", pa.array(np.arange(n, dtype=np.int64))),
             read=commits.select(list(_READ_COLUMNS)).combine_chunks(),
             owner=pa.table(owner_cols),
-            offset=o, commit_ms=c, moved=moved, rewound_from=rwf, rewound_ms=rwms, mark=gen,
+            offset=o, moved=moved, rewound_from=rwf, rewound_ms=rwms, mark=gen,
             t_n=t_n, t_at1=t_at1, t_pt1=t_pt1, t_at2=t_at2, t_pt2=t_pt2, tracks=tracks,
         )  # fmt: skip
         if self.trim:

@@ -66,7 +66,12 @@ def _owner_mark(owner: Owner | None) -> int | None:
     job's stand-in for "the same generation" when it judges a move backwards between polls."""
     if owner is None:
         return None
-    return zlib.crc32(f"{owner.member}\0{owner.generation}".encode()) & 0x7FFFFFFF
+    return mark_of(f"{owner.member}\0{owner.generation}")
+
+
+def mark_of(text: str) -> int:
+    """An owner's mark from its text, ``member NUL generation`` (``None`` when unknown)."""
+    return zlib.crc32(text.encode()) & 0x7FFFFFFF
 
 
 class _Slot:
