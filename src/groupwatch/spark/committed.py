@@ -70,6 +70,10 @@ def _offset_bytes(value: Column) -> Column:
     return F.when(F.octet_length(raw) == 8, raw)
 
 
+#: Bytes of a commit value that hold every field :func:`_value_fields` reads: the version
+#: (2), the offset (8), the leader epoch (4) and the metadata's length (at most 2).
+_HEAD = 16
+
 #: Bits of the key's hash that pick the window's partition: each holds the records of many
 #: keys, few enough to sort and scan in memory.
 _BUCKET_BITS = 12
@@ -102,7 +106,9 @@ def newest(df: DataFrame) -> DataFrame:
         .select(
             keys.commit_prefix(key).alias("prefix"),
             keys.commit_partition_bytes(key).alias("pbytes"),
-            F.col("value"),
+            # The fields read from the newest value all lie in its first _HEAD bytes: the
+            # sort and the shuffle carry those, not commit timestamps and metadata strings.
+            F.col("value").substr(F.lit(1), F.lit(_HEAD)).alias("value"),
             _offset_bytes(F.col("value")).alias("co"),
             F.col("ts"),
             F.col("offset"),
