@@ -1,18 +1,20 @@
 """Benchmark: one lag poll's Python side over the tables a start-up left (no brokers).
 
     .venv/bin/python bench/bench_lag_judge.py --delta-root DIR [--polls 4] [--lagging 0.1]
-        [--baseline COMMIT] [--gc]
+        [--silent 0] [--baseline COMMIT] [--gc]
 
 ``DIR`` holds ``committed_offsets``, ``partition_ownership`` and ``member_assignments`` (e.g.
 the tables ``bench/bench_cluster.py --bench startup --keep`` left: 1.2 M committed partitions
 of the 10,000-group cluster model).  The brokers' answers are made up, one per poll: every
 partition's log end at its highest committed offset plus, for a ``--lagging`` share of the
 partitions, records that grow each poll (so most partitions are idle and some lag, as on a
-real cluster).  Times each part of :meth:`groupwatch.spark.lag.LagPoller.poll` that runs in
-Python, per poll: reading the commits and the owners, the judgement, the rows for Delta.
-The cyclic garbage collector is off during the polls, as the job's poller has it (``--gc``
-keeps it on). ``--baseline COMMIT``: the same polls by that commit's code (``git archive``
-into a temporary folder, run in a subprocess), then this tree's, one after the other.
+real cluster); the last ``--silent`` polls have no answer (the brokers did not answer: the
+last answers judged again, the rows marked stale).  Times each part of
+:meth:`groupwatch.spark.lag.LagPoller.poll` that runs in Python, per poll: reading the
+commits and the owners, the judgement, the rows for Delta.  The cyclic garbage collector is
+off during the polls, as the job's poller has it (``--gc`` keeps it on).  ``--baseline
+COMMIT``: the same polls by that commit's code (``git archive`` into a temporary folder, run
+in a subprocess), then this tree's, one after the other.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def main() -> int:
     ap.add_argument("--polls", type=int, default=4)
     ap.add_argument("--lagging", type=float, default=0.1)
     ap.add_argument("--poll-seconds", type=int, default=15)
+    ap.add_argument("--silent", type=int, default=0, help="last polls without an answer")
     ap.add_argument("--gc", action="store_true", help="keep the cyclic GC on during the polls")
     ap.add_argument("--baseline", default=None, help="a commit to compare with")
     args = ap.parse_args()
@@ -110,9 +113,11 @@ def main() -> int:
                 top[tp] = max(top.get(tp, 0), offset)
             growing = {tp for tp in top if rng.random() < args.lagging}
         at = now_ms + poll * args.poll_seconds * 1000
+        stale = poll >= args.polls - args.silent
         ends = [
             EndOffset(tp[0], tp[1], 0, end + (100 * (poll + 1) if tp in growing else 0), at)
             for tp, end in top.items()
+            if not stale
         ]
         started = time.perf_counter()
         owners = reader.read_table() if columns else reader.read()
@@ -123,9 +128,9 @@ def main() -> int:
         t["observe"] = time.perf_counter() - started
         started = time.perf_counter()
         if columns:
-            result = keeper.judge_table(commits, owners, known_ms=at)
+            result = keeper.judge_table(commits, owners, stale=stale, known_ms=at)
         else:
-            result = keeper.judge(commits, owners, known_ms=at)
+            result = keeper.judge(commits, owners, stale=stale, known_ms=at)
         t["judge"] = time.perf_counter() - started
         started = time.perf_counter()
         if columns:
@@ -146,7 +151,8 @@ def main() -> int:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         parts = ", ".join(f"{k} {v:.2f}" for k, v in t.items())
         print(
-            f"poll {poll}: {judged:,} partitions{one_by_one}, {total:.2f}s ({parts}); "
+            f"poll {poll}{' (no answer)' if stale else ''}: {judged:,} partitions{one_by_one}, "
+            f"{total:.2f}s ({parts}); "
             f"statuses {statuses}; peak RSS {rss:.0f} MB",
             flush=True,
         )

@@ -265,6 +265,23 @@ class FleetKeeper(LagKeeper):
         #: Partitions judged by :func:`judge` itself at the last poll (tests, benchmarks).
         self.judged_one_by_one = 0
 
+    @property
+    def tracks(self) -> dict[tuple[str, str, int], Track]:
+        """Each partition's judgement memory, as :attr:`LagKeeper.tracks` gives it (for tests
+        and inspection: the columns made into values)."""
+        state = self._state
+        if state is None:
+            return {}
+        out: dict[tuple[str, str, int], Track] = {}
+        for i, key in enumerate(_key_list(state.keys)):
+            track = state.tracks.get(key)
+            if track is None:
+                n = int(state.t_n[i])
+                at1, pt1, at2, pt2 = state.t_at1[i], state.t_pt1[i], state.t_at2[i], state.t_pt2[i]
+                track = Track(_points(n, at1, pt1, at2, pt2))
+            out[key] = track
+        return out
+
     def judge_table(
         self,
         commits: pa.Table,
@@ -393,14 +410,19 @@ class FleetKeeper(LagKeeper):
             for i in map(int, np.flatnonzero(prev)):
                 if keys_py[i] in state.tracks:
                     simple_track[i] = False
-        plain = simple_track & (~has_h | ((last_at < at) & low & ~alarm))
+        # The same answer judged again (the brokers did not answer, or no newer answer came)
+        # replaces the last judgement instead of following it: plain too, the memory below.
+        again = has_h & (last_at == at)
+        plain = simple_track & (~has_h | ((last_at <= at) & low & ~alarm))
         status = np.where(idle, _IDLE, _OK).astype(np.int64)
         status = np.where(has_h, status, _IDLE)
 
         # -- the new memory ------------------------------------------------------------------
-        t_n = np.where(has_h, np.minimum(p_tn + 1, 2), p_tn)
-        t_at1 = np.where(has_h, p_at2, p_at1)
-        t_pt1 = np.where(has_h, p_pt2, p_pt1)
+        # A new low judgement keeps the one before it (``_after_low``); one that replaces the
+        # last keeps the one before that, if any.
+        t_n = np.where(again, p_tn, np.where(has_h, np.minimum(p_tn + 1, 2), p_tn))
+        t_at1 = np.where(has_h & ~again, p_at2, p_at1)
+        t_pt1 = np.where(has_h & ~again, p_pt2, p_pt1)
         t_at2 = np.where(has_h, at, p_at2)
         t_pt2 = np.where(has_h, point, p_pt2)
         tracks: dict[tuple[str, str, int], Track] = {}
