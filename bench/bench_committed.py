@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_committed.py [--records 2300000] [--partitions 1200000]
         [--repeat 2] [--baseline COMMIT]
+    .venv/bin/python bench/bench_committed.py --live 5000 [--partitions 1200000] [--repeat 5]
 
 A persisted batch of ``--records`` offset commits over ``--partitions`` distinct (group, topic,
 partition)s, as a start-up reads them from ``__consumer_offsets``: group names of 20-30
@@ -14,6 +15,13 @@ it (``committed.merge`` into an empty ``committed_offsets``: a Spark append). Sp
 JVM's CPU time (steadier on a shared machine). ``--baseline COMMIT``: the same by that commit's
 code (``git archive`` into a temporary folder, run in a subprocess), then this tree's, and
 the ratio of the best times.
+
+``--live N``: a live batch's two commit steps instead, the offset-commit aggregation into
+``group_offsets`` and the newest commit per partition into ``committed_offsets`` (a table of
+``--partitions`` rows, the start-up's), over batches of ``N`` commits of existing partitions,
+each from the driver as the job writes a live batch: the rows counted first (the job before
+the batch's commit count was passed on) and in one job with the count known, in turn,
+``--repeat`` times each; medians and their ratio.
 """
 
 from __future__ import annotations
@@ -150,12 +158,52 @@ def synthetic(spark: Any, records: int, partitions: int) -> Any:
     return df.withColumn("rtype", keys.record_type(F.col("key")))
 
 
+def _live(spark: Any, cfg: Any, work: Path, startup: Any, args: argparse.Namespace) -> None:
+    """``--live``: the two commit steps of a live batch, rows counted first against the batch's
+    commit count passed on, in turn."""
+    import statistics
+
+    from deltalake import write_deltalake
+
+    from groupwatch import deltaread
+    from groupwatch.spark import committed, offsets
+
+    for name in ("committed_offsets", "group_offsets"):
+        write_deltalake(str(work / "delta" / name), deltaread.schema(name).empty_table())
+    started = time.perf_counter()
+    committed.merge(spark, cfg, startup, 0)
+    print(f"committed_offsets: {args.partitions:,} partitions written in "
+          f"{time.perf_counter() - started:.1f} s", flush=True)  # fmt: skip
+    live = synthetic(spark, args.live, args.partitions).persist()
+    n = live.count()
+    times: dict[str, list[float]] = {"counted first": [], "count known": []}
+    batch_id = 1
+    for i in range(args.repeat * 2 + 2):
+        way = "counted first" if i % 2 == 0 else "count known"
+        known = n if way == "count known" else None
+        started = time.perf_counter()
+        offsets.merge_commits(spark, cfg, live, batch_id, known)
+        committed.merge(spark, cfg, live, batch_id, known)
+        took = time.perf_counter() - started
+        batch_id += 1
+        if i >= 2:  # the first of each way warms the session up
+            times[way].append(took)
+        print(f"  batch {batch_id - 1} ({way}): {took:.2f} s", flush=True)
+    before, now = (statistics.median(times[w]) for w in ("counted first", "count known"))
+    print(
+        f"live batch of {n:,} commits, both steps: counted first {before:.2f} s, "
+        f"count known {now:.2f} s, {before / now:.2f}x",
+        flush=True,
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--records", type=int, default=2_300_000)
     ap.add_argument("--partitions", type=int, default=1_200_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--baseline", default=None, help="a commit to compare with")
+    ap.add_argument("--live", type=int, default=0, help="a live batch's commits (see above)")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     base: dict[str, float] | None = None
@@ -189,6 +237,11 @@ def main() -> int:
     n = batch.count()
     print(f"batch: {n:,} records persisted in {time.perf_counter() - t0:.1f} s", flush=True)
     pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    if args.live:
+        _live(spark, cfg, work, batch, args)
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
     best = {k: float("inf") for k in ("newest", "newest_cpu", "step", "step_cpu")}
     for i in range(args.repeat):
         c0, t0 = _cpu(pid), time.perf_counter()

@@ -53,8 +53,21 @@ def ms(t: dt.datetime | None) -> int | None:
     return None if t is None else int(t.replace(tzinfo=dt.UTC).timestamp() * 1000)
 
 
-@pytest.mark.parametrize("driver_rows", [0, 200_000], ids=["spark", "driver"])
-def test_latest_commit_per_partition(spark: Any, tmp_path: Path, driver_rows: int) -> None:
+@pytest.mark.parametrize(
+    ("driver_rows", "known"),
+    [(0, False), (200_000, False), (200_000, True)],
+    ids=["spark", "driver", "driver-commits-known"],
+)
+def test_latest_commit_per_partition(
+    spark: Any, tmp_path: Path, driver_rows: int, known: bool
+) -> None:
+    """``known``: the batch's commit count is given, as the job gives it (no count of the
+    rows before they go to the driver)."""
+
+    def merge(rows: list[tuple[bytes, bytes | None, int, int]], batch_id: int) -> None:
+        commits = len(rows) if known else None
+        committed.merge(spark, cfg, frame(spark, rows), batch_id, commits)
+
     cfg = config.load(
         None,
         env={},
@@ -75,8 +88,8 @@ def test_latest_commit_per_partition(spark: Any, tmp_path: Path, driver_rows: in
         (key("g", "never", 0), None, 9, 1_000),  # a tombstone for a row never seen
     ]
     # Into the empty table (Spark appends what a MERGE would insert), then a replay.
-    committed.merge(spark, cfg, frame(spark, batch0), 0)
-    committed.merge(spark, cfg, frame(spark, batch0), 0)
+    merge(batch0, 0)
+    merge(batch0, 0)
     rows = table(tmp_path)
     assert {k: r["committed_offset"] for k, r in rows.items()} == {
         ("g", "t", 0): 25,
@@ -99,8 +112,8 @@ def test_latest_commit_per_partition(spark: Any, tmp_path: Path, driver_rows: in
         (key("g", "t", 3), None, 13, 9_500),  # its newest record is a tombstone
         (key("g", "new", 0), None, 14, 9_000),  # a tombstone for a row never seen
     ]
-    committed.merge(spark, cfg, frame(spark, batch1), 1)
-    committed.merge(spark, cfg, frame(spark, batch1), 1)  # a replay changes nothing
+    merge(batch1, 1)
+    merge(batch1, 1)  # a replay changes nothing
     rows = table(tmp_path)
     assert set(rows) == {("g", "t", 0), ("g", "t", 1), ("g", "t", 2)}
     assert (ms(rows[("g", "t", 0)]["moved_time"]), rows[("g", "t", 0)]["commits"]) == (3_000, 5)

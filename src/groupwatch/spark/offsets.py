@@ -16,6 +16,7 @@ from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
 from groupwatch.spark import deltawrite, keys, sinks
 
 if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import Column, DataFrame, SparkSession
 
 
@@ -25,18 +26,48 @@ def batch_note(batch_id: int) -> str:
 
 
 def merge_commits(
-    spark: SparkSession, config: Config, df: DataFrame, batch_id: int
+    spark: SparkSession, config: Config, df: DataFrame, batch_id: int, commits: int | None = None
 ) -> Column | None:
     """Aggregate the batch's offset commits per (group, topic) and MERGE them into
     ``group_offsets``; returns a condition matching the commits whose keys are malformed
     (``None`` if there are none), which go to Python to be decoded and quarantined.
 
     Aggregated, a batch has one row per (group, topic) it commits to: from the driver with
-    delta-rs up to ``delta.driver_write_rows`` of them, by Spark above."""
+    delta-rs up to ``delta.driver_write_rows`` of them, by Spark above. ``commits``: the
+    batch's offset-commit records, if known; no more than the driver takes, the aggregate goes
+    there in one Spark job, without a count of its rows first."""
     from pyspark.sql import functions as F
 
     key = F.col("key")
-    aggregated = (
+    aggregated = _aggregated(df)
+    if commits is not None and sinks.on_driver(config, commits):
+        bad = _merge_on_driver(config, aggregated.toArrow(), batch_id)
+    else:
+        aggregated = aggregated.persist()
+        try:
+            if sinks.on_driver(config, aggregated.count()):
+                bad = _merge_on_driver(config, aggregated.toArrow(), batch_id)
+            else:
+                bad = _merge_by_spark(spark, config, aggregated, batch_id)
+        finally:
+            aggregated.unpersist()
+    if not bad:
+        return None
+    prefix = keys.commit_prefix(key)
+    known = [bytearray(p) for p in bad if p is not None]
+    malformed = prefix.isNull() if None in bad else F.lit(False)
+    if known:
+        malformed = malformed | prefix.isin(*known)
+    return F.col("rtype").isin(*OFFSET_COMMIT_TYPES) & malformed
+
+
+def _aggregated(df: DataFrame) -> DataFrame:
+    """The batch's offset commits per (group, topic): its prefix, group and topic, highest
+    partition, commits and newest commit time."""
+    from pyspark.sql import functions as F
+
+    key = F.col("key")
+    return (
         df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
         .groupBy(keys.commit_prefix(key).alias("prefix"))
         .agg(
@@ -52,23 +83,7 @@ def merge_commits(
             "commits",
             F.timestamp_millis("ts").alias("last_commit_time"),
         )
-        .persist()
     )
-    try:
-        if sinks.on_driver(config, aggregated.count()):
-            bad = _merge_on_driver(config, aggregated, batch_id)
-        else:
-            bad = _merge_by_spark(spark, config, aggregated, batch_id)
-    finally:
-        aggregated.unpersist()
-    if not bad:
-        return None
-    prefix = keys.commit_prefix(key)
-    known = [bytearray(p) for p in bad if p is not None]
-    malformed = prefix.isNull() if None in bad else F.lit(False)
-    if known:
-        malformed = malformed | prefix.isin(*known)
-    return F.col("rtype").isin(*OFFSET_COMMIT_TYPES) & malformed
 
 
 #: How a (group, topic)'s running totals take a batch's aggregate, as SQL over the table (t)
@@ -106,11 +121,10 @@ def _merge_by_spark(
     return [r["prefix"] for r in aggregated.where(~wellformed).select("prefix").collect()]
 
 
-def _merge_on_driver(config: Config, aggregated: DataFrame, batch_id: int) -> list[bytes | None]:
+def _merge_on_driver(config: Config, rows: pa.Table, batch_id: int) -> list[bytes | None]:
     """The same MERGE from the driver with delta-rs (:mod:`groupwatch.spark.deltawrite`)."""
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-    rows = aggregated.toArrow()
     wellformed = pc.and_(pc.is_valid(rows.column("group")), pc.is_valid(rows.column("topic")))
     table = tables.GROUP_OFFSETS
     deltawrite.merge_once(

@@ -236,7 +236,7 @@ class GroupwatchQuery:
                 ),
             )
             if stats.has_commits:
-                args = (self.spark, self.config, batch.rows, batch_id)
+                args = (self.spark, self.config, batch.rows, batch_id, stats.commits)
                 batch = dataclasses.replace(
                     batch, malformed=self._step(OFFSETS, offsets.merge_commits, *args)
                 )

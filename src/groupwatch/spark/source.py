@@ -61,6 +61,11 @@ class BatchStats:
         return any(self.counts.get(t, 0) for t in OFFSET_COMMIT_TYPES)
 
     @property
+    def commits(self) -> int:
+        """Offset-commit records in the batch: an upper bound of every aggregate of them."""
+        return sum(self.counts.get(t, 0) for t in OFFSET_COMMIT_TYPES)
+
+    @property
     def has_others(self) -> bool:
         """Whether any watched record is not an offset commit (it goes to Python)."""
         return any(n for t, n in self.counts.items() if t not in OFFSET_COMMIT_TYPES)
