@@ -179,23 +179,13 @@ def merge(
 ) -> None:
     """MERGE the batch's newest commits into ``committed_offsets`` (once per batch).
 
-    ``commits``: the batch's offset-commit records, if known. At most one row per commit
-    comes out, so a batch with no more than the driver takes goes there in one Spark job: no
-    count of the rows first, which for a live batch's few thousand cost a job of its own
-    (about a fifth of the step)."""
-    if commits is not None and sinks.on_driver(config, commits):
-        data = newest(df).toArrow()
-        if data.num_rows:
+    ``commits``: the batch's offset-commit records, if known: at most one row per commit
+    comes out (:func:`groupwatch.spark.sinks.placed`)."""
+    with sinks.placed(config, newest(df), commits) as (data, rows):
+        if data is not None:
             _merge_on_driver(config, data, batch_id)
-            return
-    rows = newest(df).persist()
-    try:
-        if sinks.on_driver(config, rows.count()):
-            _merge_on_driver(config, rows.toArrow(), batch_id)
         else:
             _merge_by_spark(spark, config, rows, batch_id)
-    finally:
-        rows.unpersist()
 
 
 #: Tables seen holding rows: once a table has rows its MERGEs stay MERGEs (no size check).

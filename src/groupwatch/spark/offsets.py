@@ -34,23 +34,16 @@ def merge_commits(
 
     Aggregated, a batch has one row per (group, topic) it commits to: from the driver with
     delta-rs up to ``delta.driver_write_rows`` of them, by Spark above. ``commits``: the
-    batch's offset-commit records, if known; no more than the driver takes, the aggregate goes
-    there in one Spark job, without a count of its rows first."""
+    batch's offset-commit records, if known: they bound the aggregate's rows
+    (:func:`groupwatch.spark.sinks.placed`)."""
     from pyspark.sql import functions as F
 
     key = F.col("key")
-    aggregated = _aggregated(df)
-    if commits is not None and sinks.on_driver(config, commits):
-        bad = _merge_on_driver(config, aggregated.toArrow(), batch_id)
-    else:
-        aggregated = aggregated.persist()
-        try:
-            if sinks.on_driver(config, aggregated.count()):
-                bad = _merge_on_driver(config, aggregated.toArrow(), batch_id)
-            else:
-                bad = _merge_by_spark(spark, config, aggregated, batch_id)
-        finally:
-            aggregated.unpersist()
+    with sinks.placed(config, _aggregated(df), commits) as (data, aggregated):
+        if data is not None:
+            bad = _merge_on_driver(config, data, batch_id)
+        else:
+            bad = _merge_by_spark(spark, config, aggregated, batch_id)
     if not bad:
         return None
     prefix = keys.commit_prefix(key)

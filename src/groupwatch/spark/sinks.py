@@ -20,6 +20,7 @@ from groupwatch.config import Config
 from groupwatch.tables import TABLES, Table
 
 if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger("groupwatch.job")
@@ -137,6 +138,29 @@ def on_driver(config: Config, rows: int) -> bool:
     """
     limit = config.delta.driver_write_rows
     return 0 < rows <= limit and locations.local_path(config.delta.root) is not None
+
+
+@contextmanager
+def placed(
+    config: Config, df: DataFrame, bound: int | None = None
+) -> Iterator[tuple[pa.Table | None, DataFrame]]:
+    """Where ``df``'s rows are written: ``(rows as Arrow, df)`` if they go through the driver
+    (:func:`on_driver`), ``(None, df persisted)`` if Spark writes them.
+
+    ``bound``: an upper bound of ``df``'s rows, if known (a batch's offset commits bound any
+    aggregate of them): within what the driver takes, the rows come there in one Spark job,
+    with no count first, which for a live batch's few thousand rows costs a job of its own.
+    Otherwise (or if none came) ``df`` is persisted and counted to decide."""
+    if bound is not None and on_driver(config, bound):
+        data = df.toArrow()
+        if data.num_rows:
+            yield data, df
+            return
+    df = df.persist()
+    try:
+        yield (df.toArrow() if on_driver(config, df.count()) else None), df
+    finally:
+        df.unpersist()
 
 
 def local_table(config: Config, table: Table) -> Path:
