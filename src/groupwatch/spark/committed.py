@@ -118,6 +118,12 @@ def newest(df: DataFrame) -> DataFrame:
         .withColumn("h", F.xxhash64("prefix", "pbytes"))
         .withColumn("b", F.shiftright("h", 64 - _BUCKET_BITS))
     )
+    # Sorted by the hash first: Spark sorts a window's input by its partition column first
+    # and compares rows by a long prefix of their first sort column, which the bucket shares
+    # with all its rows, so that every comparison went to the whole rows. Sorted by the hash,
+    # the prefix decides nearly every comparison, and the window's own sort then finds its
+    # input in order (a merge sort of runs already sorted: about one comparison a row).
+    rows = rows.repartition("b").sortWithinPartitions("h", "prefix", "pbytes", "offset")
     w = Window.partitionBy("b").orderBy("h", "prefix", "pbytes", "offset")
     prev = F.lag(F.struct("prefix", "pbytes", "co", "ts")).over(w)
     rows = rows.withColumn("prev", prev)
