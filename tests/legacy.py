@@ -379,14 +379,31 @@ def owned_twice(transcript: list[tuple[float, str]]) -> dict[str, frozenset[str]
 
 # -- KAFKA-14639: kafka-clients 3.0.1, cooperative-sticky ------------------------------------------
 def reproduce_kafka_14639(
-    broker: str, work: Path, name: str = "legacy-kafka-14639"
+    broker: str, work: Path, name: str = "legacy-kafka-14639", attempts: int = 2
 ) -> Reproduction:
     """The choreography of KAFKA-13406 on 3.0.1, which no longer validates the built-in
     assignor's result: the leader drops A's stale claim and hands A's partitions to C at once,
     while A still owns them (A learns of it one late SyncGroup later): a partition revoked and
-    assigned in one rebalance, owned by two members at once until A gives it up."""
+    assigned in one rebalance, owned by two members at once until A gives it up.
+
+    The late SyncGroup is a race with the members' timers: on a loaded machine the next
+    rebalance may not begin before A's SyncGroup, and no partition is owned twice.  Such a run
+    is lived again under a new group name, ``attempts`` times at most; the reproduction
+    returned names the group that lived."""
     version = "3.0.1"
     require_release(version)
+    for attempt in range(1, attempts + 1):
+        group = name if attempt == 1 else f"{name}-{attempt}"
+        try:
+            return _kafka_14639_once(broker, work, group, version)
+        except AssertionError as exc:
+            if attempt == attempts:
+                raise
+            print(f"KAFKA-14639 run {group} did not reach its overlap ({exc}); living it again")
+    raise AssertionError("unreachable")
+
+
+def _kafka_14639_once(broker: str, work: Path, name: str, version: str) -> Reproduction:
     topic, group = f"{name}-orders", name
     story = _Story(name)
     _fill(broker, topic, 6)
