@@ -116,6 +116,21 @@ def _fill(broker: str, topic: str, partitions: int, per_partition: int = 10) -> 
     produce(broker, topic, [(None, b"r%d" % i) for i in range(partitions * per_partition)])
 
 
+def _lived_again(
+    bug: str, name: str, attempts: int, once: Callable[[str], Reproduction]
+) -> Reproduction:
+    """``once(group)`` for group ``name``; a run that did not reach its overlap (an
+    ``AssertionError``: the clients' timers raced a loaded machine) is lived again under
+    ``NAME-2``, ``NAME-3``..., ``attempts`` runs at most; the last one's failure is raised."""
+    for attempt in range(1, attempts):
+        group = name if attempt == 1 else f"{name}-{attempt}"
+        try:
+            return once(group)
+        except AssertionError as exc:
+            print(f"{bug} run {group} did not reach its overlap ({exc}); living it again")
+    return once(name if attempts <= 1 else f"{name}-{attempts}")
+
+
 # -- KAFKA-7026: kafka-clients 2.2.2, StickyAssignor ----------------------------------------------
 def reproduce_kafka_7026(
     broker: str,
@@ -135,15 +150,9 @@ def reproduce_kafka_7026(
     before both members fetched what they share.  Such a run is lived again under a new group
     name, ``attempts`` times at most; the reproduction returned names the group that lived."""
     require_release(version)
-    for attempt in range(1, attempts + 1):
-        group = name if attempt == 1 else f"{name}-{attempt}"
-        try:
-            return _kafka_7026_once(broker, work, group, version)
-        except AssertionError as exc:
-            if attempt == attempts:
-                raise
-            print(f"KAFKA-7026 run {group} did not reach its overlap ({exc}); living it again")
-    raise AssertionError("unreachable")
+    return _lived_again(
+        "KAFKA-7026", name, attempts, lambda group: _kafka_7026_once(broker, work, group, version)
+    )
 
 
 def _kafka_7026_once(broker: str, work: Path, name: str, version: str) -> Reproduction:
@@ -392,15 +401,9 @@ def reproduce_kafka_14639(
     returned names the group that lived."""
     version = "3.0.1"
     require_release(version)
-    for attempt in range(1, attempts + 1):
-        group = name if attempt == 1 else f"{name}-{attempt}"
-        try:
-            return _kafka_14639_once(broker, work, group, version)
-        except AssertionError as exc:
-            if attempt == attempts:
-                raise
-            print(f"KAFKA-14639 run {group} did not reach its overlap ({exc}); living it again")
-    raise AssertionError("unreachable")
+    return _lived_again(
+        "KAFKA-14639", name, attempts, lambda group: _kafka_14639_once(broker, work, group, version)
+    )
 
 
 def _kafka_14639_once(broker: str, work: Path, name: str, version: str) -> Reproduction:
