@@ -122,13 +122,13 @@ def _lived_again(
     """``once(group)`` for group ``name``; a run that did not reach its overlap (an
     ``AssertionError``: the clients' timers raced a loaded machine) is lived again under
     ``NAME-2``, ``NAME-3``..., ``attempts`` runs at most; the last one's failure is raised."""
-    for attempt in range(1, attempts):
-        group = name if attempt == 1 else f"{name}-{attempt}"
+    groups = [name, *(f"{name}-{attempt}" for attempt in range(2, attempts + 1))]
+    for group in groups[:-1]:
         try:
             return once(group)
         except AssertionError as exc:
             print(f"{bug} run {group} did not reach its overlap ({exc}); living it again")
-    return once(name if attempts <= 1 else f"{name}-{attempts}")
+    return once(groups[-1])
 
 
 # -- KAFKA-7026: kafka-clients 2.2.2, StickyAssignor ----------------------------------------------

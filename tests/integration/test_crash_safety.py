@@ -7,9 +7,9 @@ offset commits, tombstones) in a mirror topic, read a few records per micro-batc
 kills land between and inside batches. The random seed is printed; set GROUPWATCH_CRASH_SEED
 to replay a run.
 
-The clean run's tables are all written from the driver with delta-rs (the default
-``delta.driver_write_rows``, which these batches never reach); the killed runs write a batch of
-few rows from the driver and a larger one by Spark, so the comparison also holds the two writers
+The clean run's tables are all written from the driver with delta-rs
+(``delta.driver_write_rows`` above any batch's rows); the killed runs write a batch of few rows
+from the driver and a larger one by Spark, so the comparison also holds the two writers
 to the same rows, and their shared transaction ids to exactly once when a replay takes the other
 writer than the first attempt.  (The clean run takes the cheaper writer: it is one of the
 slowest tests.)  Likewise the clean run reads every batch's state from ``group_state``
@@ -151,8 +151,8 @@ def _writers(root: Path) -> set[str]:
     return engines
 
 
-# Five runs of the job (one clean, three killed, the last one to the end): 15 min on an idle
-# machine of two cores, more on a loaded one.
+# Five runs of the job (one clean, three killed, the last one to the end): 10-12 min on two
+# cores, 15 and more on a loaded machine, past the suite's 900 s.
 @pytest.mark.timeout(1800)
 def test_sigkill_mid_stream_then_restart_equals_a_clean_run(
     broker: str, mirror: Mirror, tmp_path: Path
