@@ -3,7 +3,7 @@ them on its first day and after a month, in one run.
 
     .venv/bin/python bench/bench_month.py [--groups 2000] [--big 500] [--days 30]
         [--rebalances-per-day 4] [--lag-polls-per-hour 240] [--no-sql] [--repeat 2]
-        [--baseline COMMIT] [--keep]
+        [--baseline COMMIT] [--no-cluster] [--keep]
 
 Two Delta roots hold the same fleet now (``tests/dashboard/fleet_scenario.py``: ``--groups``
 classic groups of 1-6 members, a few critical, KIP-848 groups, one group of ``--big``
@@ -18,7 +18,10 @@ members, every partition's lag), with the tables partitioned as the job's are:
   ``--lag-polls-per-hour`` polls per hour (240: the default ``lag.poll_seconds`` of 15),
   each day one file per table, as compaction leaves a past day.
 
-Both roots use the shipped retentions, so the month is what a month leaves behind.  Then, on
+Both roots use the shipped retentions, so the month is what a month leaves behind, and each
+past day of the history tables is then clustered by group as upkeep's turns leave it
+(``groupwatch.upkeep.cluster_day``, the shipped row groups; ``--no-cluster``: left as written,
+as before upkeep clustered).  Then, on
 each root, in a process of its own: each page rendered the first time (the tables read), again
 (same versions), and after the job's next batch (a new version of the snapshots, members and
 lag tables: what an open dashboard pays at every refresh), and the process's peak memory; and
@@ -48,10 +51,12 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
-from deltalake import write_deltalake  # noqa: E402
+from deltalake import DeltaTable, write_deltalake  # noqa: E402
 from tests.dashboard import fleet_scenario  # noqa: E402
 from tests.dashboard.scenario import tps  # noqa: E402
 
+from groupwatch import upkeep  # noqa: E402
+from groupwatch.config import UpkeepConfig  # noqa: E402
 from groupwatch.deltaread import schema  # noqa: E402
 from groupwatch.tables import TABLES, group_bucket  # noqa: E402
 
@@ -190,6 +195,26 @@ def history(
             counts["lag_history"] += lag_day(root, groups, day_start, polls_per_hour)
         log(f"  day -{back}: {sum(counts.values()):,} rows so far")
     return counts
+
+
+def cluster(root: Path, today: Any) -> dict[str, int]:
+    """Every past day of the clustered tables sorted by group, as upkeep's turns leave them
+    (one day a turn); the days done per table."""
+    settings = UpkeepConfig()
+    done: dict[str, int] = {}
+    for table, column in upkeep.CLUSTERED_TABLES.items():
+        path = root / table
+        done[table] = 0
+        while True:
+            target = DeltaTable(str(path))
+            days = upkeep.unclustered_days(
+                path, target, column, today, settings.cluster_row_group_rows
+            )
+            if not days:
+                break
+            upkeep.cluster_day(target, column, days[0], settings)
+            done[table] += 1
+    return done
 
 
 def lag_day(
@@ -343,6 +368,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-sql", action="store_true")
     ap.add_argument("--baseline", default=None, help="a commit whose pages to time too")
+    ap.add_argument("--no-cluster", action="store_true", help="leave the past days unsorted")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     commit = subprocess.run(
@@ -365,6 +391,10 @@ def main() -> int:
             groups = _classic_groups(roots[label])
             rows[label] = history(roots[label], groups, days, per_day, args.lag_polls_per_hour, now)
             log(f"{label}: {rows[label]} in {time.perf_counter() - started:.0f}s")
+            if not args.no_cluster:
+                started = time.perf_counter()
+                done = cluster(roots[label], now.date())
+                log(f"{label}: past days clustered {done} in {time.perf_counter() - started:.1f}s")
         small = next(g for g, n, _ in groups if n == 3)
         urls = [(name, url.format(big=fleet_scenario.BIG, small=small)) for name, url in PAGES]
         out: dict[str, Any] = {"args": vars(args), "commit": commit, "rows": rows}

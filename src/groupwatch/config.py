@@ -127,6 +127,11 @@ class UpkeepConfig:
     #: table (a finding id may be anywhere in it), about 0.14 s per million findings kept
     #: (docs/performance.md): a year bounds that and keeps a year of "when did it go wrong".
     findings_retention_days: int = 365
+    #: A past day of the history tables (``group_snapshots``, ``member_assignments``, closed
+    #: ``partition_ownership`` intervals) is rewritten once, sorted by group in row groups of
+    #: at most this many rows, so that one group's rows of a month are read from a row group
+    #: per day (docs/job.md, "Table upkeep"; 0 = never).
+    cluster_row_group_rows: int = 16384
 
 
 _DETECTOR = DetectorConfig()

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
-from groupwatch import locations
+from groupwatch import clustering, locations
 from groupwatch.config import ConfigError
 from groupwatch.tables import TABLES, Column, group_bucket
 
@@ -243,14 +243,25 @@ class DeltaStore:
             if names is not None and column not in names:
                 names.append(column)
             kept = []
-            # The rows are filtered as each batch is read, not by the scanner: files delta-rs
-            # writes (a MERGE) store strings as ``string_view``, which its filter does not
-            # compare; a partition filter on an integer column it does apply.
-            for batch in dataset.to_batches(columns=names, filter=parts):
-                found = batch.column(batch.schema.get_field_index(column))
-                if found.type != pa.string():
-                    found = found.cast(pa.string())
-                kept.append(batch.filter(pc.is_in(found, value_set=values)))
+            wanted = [v.encode() for v in values.to_pylist()]
+            for fragment in dataset.get_fragments(filter=parts):
+                # Only the row groups whose statistics can hold the values: a past day that
+                # upkeep sorted by group gives one or two of its row groups per group.
+                at = clustering.row_groups(
+                    clustering.row_group_bounds(fragment.metadata, column), wanted
+                )
+                if not at:
+                    continue
+                if len(at) < fragment.num_row_groups:
+                    fragment = fragment.subset(row_group_ids=at)
+                # The rows are filtered as each batch is read, not by the scanner: files
+                # delta-rs writes (a MERGE) store strings as ``string_view``, which its filter
+                # does not compare; a partition filter on an integer column it does apply.
+                for batch in fragment.to_batches(schema=dataset.schema, columns=names):
+                    found = batch.column(batch.schema.get_field_index(column))
+                    if found.type != pa.string():
+                        found = found.cast(pa.string())
+                    kept.append(batch.filter(pc.is_in(found, value_set=values)))
             arrow: pa.Table = pa.Table.from_batches(
                 kept,
                 schema=dataset.schema

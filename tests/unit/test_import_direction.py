@@ -132,6 +132,7 @@ LAYERS: dict[str, int] = {
     "paths": 0,
     "locations": 0,
     "stopping": 0,
+    "clustering": 0,
     "protocol": 1,
     "bootstrap": 1,
     "assignor": 2,

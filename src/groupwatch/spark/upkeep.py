@@ -55,19 +55,23 @@ def run(
     observed = tidying.observed_cutoff(config.lag.history_hours)
     closed = tidying.closed_cutoff(config.upkeep, clock_ms)
     detected = tidying.findings_cutoff(config.upkeep, clock_ms)
+    today = tidying.clock_day(clock_ms)
     done = []
     for table in due(config, batch_id):
         local = locations.local_path(config.table_path(table.name))
         if local is not None:
-            result = tidying.tidy(local, table, config.upkeep, cutoff, observed, closed, detected)
+            result = tidying.tidy(
+                local, table, config.upkeep, cutoff, observed, closed, detected, today
+            )
         else:
             result = _tidy_by_spark(spark, config, table, cutoff, observed, closed, detected)
         done.append(result)
         log.info(
-            "batch %d: upkeep of %s: %d file(s) compacted into %d, %d vacuumed, %d expired "
-            "row(s), %d log entr(ies) removed%s in %.2f s",
+            "batch %d: upkeep of %s: %d past day(s) clustered, %d file(s) compacted into %d, "
+            "%d vacuumed, %d expired row(s), %d log entr(ies) removed%s in %.2f s",
             batch_id,
             result.table,
+            result.clustered,
             result.compacted,
             result.written,
             result.vacuumed,
