@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -126,6 +127,11 @@ def _as_declared(arrow: pa.Table, declared: pa.Schema) -> pa.Table:
     return arrow
 
 
+#: Rows :meth:`DeltaStore.read_rows` keeps of the files it read (a month of a 2,000-member
+#: group's member rows is about 240,000).
+ROWS_KEPT = 1_000_000
+
+
 @dataclass(frozen=True)
 class FileRead:
     """What :meth:`DeltaStore.read_file` reads of a data file, before anything becomes pandas:
@@ -163,6 +169,9 @@ class DeltaStore:
         self.root = local
         self._cache: dict[str, _Cached] = {}
         self._lock = threading.Lock()
+        # read_rows's rows per (table, file, column, values, columns): files never change.
+        self._file_rows: OrderedDict[Hashable, pa.Table] = OrderedDict()
+        self._rows_kept = 0
 
     def path(self, table: str) -> Path:
         columns(table)  # an unknown name raises KeyError: nothing a user types reaches a path
@@ -224,9 +233,102 @@ class DeltaStore:
         columns: tuple[str, ...] | None = None,
     ) -> pd.DataFrame:
         """The rows of ``table`` whose ``column`` is ``value`` (one group's; or any of a set),
-        only ``columns`` of them (the others read as null), filtered as the files are scanned:
-        nothing else of the table becomes pandas, and nothing is cached (the caller keeps what
-        it needs, per version)."""
+        only ``columns`` of them (the others read as null): nothing else of the table becomes
+        pandas.
+
+        Read file by file (:meth:`files`): of each file only the row groups whose statistics
+        can hold a value (a past day that upkeep sorted by group gives one or two), of a table
+        partitioned by ``group_bucket`` only the values' buckets.  What a file gave is kept
+        (files never change; :data:`ROWS_KEPT` rows at most, the least recently read dropped
+        first), so a page read again after the job's next batch reads only the files that
+        batch added."""
+        listing = self.files(table)
+        if listing is None:
+            return self._read_rows_scanned(table, column, value, columns)
+        _, data_files = listing
+        wanted = tuple(sorted(value if isinstance(value, set) else {value}))
+        buckets = (
+            {group_bucket(g) for g in wanted}
+            if column == "group" and "group_bucket" in schema(table).names
+            else None
+        )
+        declared = schema(table)
+        names = None if columns is None else tuple(dict.fromkeys((*columns, column)))
+        parts: list[pa.Table] = []
+        try:
+            for data_file in data_files:
+                partition = dict(data_file.partition)
+                if (
+                    buckets is not None
+                    and "group_bucket" in partition
+                    and partition["group_bucket"] not in buckets
+                ):
+                    continue  # another bucket's partition (``lag_history``): not opened
+                key = (table, data_file.path, column, wanted, names)
+                with self._lock:
+                    kept = self._file_rows.get(key)
+                    if kept is not None:
+                        self._file_rows.move_to_end(key)
+                if kept is None:
+                    kept = self._file_rows_of(table, data_file, column, wanted, names, declared)
+                    with self._lock:
+                        self._file_rows[key] = kept
+                        self._rows_kept += kept.num_rows
+                        while self._rows_kept > ROWS_KEPT and len(self._file_rows) > 1:
+                            _, dropped = self._file_rows.popitem(last=False)
+                            self._rows_kept -= dropped.num_rows
+                if kept.num_rows:
+                    parts.append(kept)
+        except OSError as exc:  # a file VACUUM removed since the listing, say
+            log.warning("cannot read %s: %s", self.path(table), exc)
+            return self.empty(table)
+        if not parts:
+            empty = declared if names is None else pa.schema([declared.field(n) for n in names])
+            return _frame(table, empty.empty_table())
+        return _frame(table, pa.concat_tables(parts, promote_options="permissive"))
+
+    def _file_rows_of(
+        self,
+        table: str,
+        data_file: DataFile,
+        column: str,
+        wanted: tuple[str, ...],
+        names: tuple[str, ...] | None,
+        declared: pa.Schema,
+    ) -> pa.Table:
+        """One file's rows whose ``column`` is one of ``wanted``, in the declared types and
+        column order, partition values filled in."""
+        with pq.ParquetFile(self.path(table) / data_file.path) as source:
+            stored = source.schema_arrow.names
+            at = clustering.row_groups(
+                clustering.row_group_bounds(source.metadata, column),
+                [w.encode() for w in wanted],
+            )
+            if not at or column not in stored:
+                return pa.table({})  # no row of this file can hold the values
+            read = None if names is None else [n for n in names if n in stored]
+            arrow = _as_declared(source.read_row_groups(at, columns=read), declared)
+        for name, val in data_file.partition:
+            if name not in arrow.column_names and name in declared.names:
+                if names is None or name in names:
+                    kind = declared.field(name).type
+                    arrow = arrow.append_column(name, pa.array([val] * arrow.num_rows, kind))
+        found = arrow.column(column)
+        if found.type != pa.string():
+            found = found.cast(pa.string())
+        arrow = arrow.filter(pc.is_in(found, value_set=pa.array(wanted, pa.string())))
+        order = [n for n in declared.names if n in arrow.column_names]
+        return arrow.select(order)
+
+    def _read_rows_scanned(
+        self,
+        table: str,
+        column: str,
+        value: str | set[str],
+        columns: tuple[str, ...] | None = None,
+    ) -> pd.DataFrame:
+        """:meth:`read_rows` over delta-rs's dataset, for a table whose files cannot be read
+        one by one (:meth:`files`)."""
         path = self.path(table)
         if self.version(table) is None:
             return self.empty(table)

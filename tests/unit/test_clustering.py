@@ -9,9 +9,12 @@ import datetime as dt
 import json
 import random
 from pathlib import Path
+from urllib.parse import unquote
 
+import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
+import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from groupwatch import clustering, deltaread, tables, upkeep
@@ -174,6 +177,62 @@ def test_one_groups_rows_read_from_its_row_groups_equal_a_reading_of_the_whole_t
     several = {"g001", "big", f"{long_prefix}-3"}
     frame = store.read_rows("member_assignments", "group", several)
     assert len(frame) == sum(1 for r in whole if r["group"] in several)
+    # Column for column what a scan of the whole table through delta-rs's dataset gives.
+    for group in ("big", "g060", f"{long_prefix}-7"):
+        for columns in (None, ("member_id", "snapshot_date")):
+            _same(
+                store.read_rows("member_assignments", "group", group, columns),
+                store._read_rows_scanned("member_assignments", "group", group, columns),
+            )
+
+
+def _same(got: pd.DataFrame, expected: pd.DataFrame) -> None:
+    keys = ["snapshot_date", "source_offset", "member_id"]
+    keys = [k for k in keys if k in got.columns and got[k].notna().any()]
+    # The same columns (the pages take them by name), the same rows in any order.
+    assert sorted(got.columns) == sorted(expected.columns)
+    order = sorted(got.columns)
+    pd.testing.assert_frame_equal(
+        got[order].sort_values(keys).reset_index(drop=True).astype(str),
+        expected[order].sort_values(keys).reset_index(drop=True).astype(str),
+    )
+
+
+def test_a_group_read_again_after_a_batch_reads_only_the_files_it_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _create(tmp_path, tables.MEMBER_ASSIGNMENTS)
+    batch = _write_days(path, random.Random(5), [f"g{k:03d}" for k in range(50)])
+    store = deltaread.DeltaStore(tmp_path)
+    opened: list[str] = []
+    read = deltaread.DeltaStore._file_rows_of
+
+    def counting(
+        self: deltaread.DeltaStore, table: str, data_file: deltaread.DataFile, *a: object
+    ) -> pa.Table:
+        opened.append(data_file.path)
+        return read(self, table, data_file, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(deltaread.DeltaStore, "_file_rows_of", counting)
+    before = _files(path, EARLIER) + _files(path, PAST) + _files(path, TODAY)
+    first = store.read_rows("member_assignments", "group", "g007")
+    assert len(opened) == len(_files(path, EARLIER) + _files(path, PAST) + _files(path, TODAY))
+    opened.clear()
+    deltawrite.append_once(
+        path, tables.MEMBER_ASSIGNMENTS, _members(["g007", "g008"], TODAY, batch), APP, batch
+    )
+    again = store.read_rows("member_assignments", "group", "g007")
+    assert len(again) == len(first) + 1
+    # The batch's file alone was opened.
+    (added,) = set(_files(path, TODAY)) - set(before)
+    assert opened == [unquote(added)]
+    # Another group is read from every file again; the kept rows are bounded.
+    opened.clear()
+    store.read_rows("member_assignments", "group", "g008")
+    assert len(opened) == len(_files(path, EARLIER) + _files(path, PAST) + _files(path, TODAY))
+    monkeypatch.setattr(deltaread, "ROWS_KEPT", 0)
+    store.read_rows("member_assignments", "group", "g009")
+    assert len(store._file_rows) == 1
 
 
 def test_closed_ownership_days_are_clustered_open_intervals_never(tmp_path: Path) -> None:
