@@ -127,6 +127,22 @@ def _as_declared(arrow: pa.Table, declared: pa.Schema) -> pa.Table:
     return arrow
 
 
+def _with_partition(
+    arrow: pa.Table,
+    data_file: DataFile,
+    declared: pa.Schema,
+    names: tuple[str, ...] | None = None,
+) -> pa.Table:
+    """A file's rows with its partition values as columns (those of ``names``, if given): the
+    values live in the log, not in the file."""
+    for name, value in data_file.partition:
+        if name not in arrow.column_names and name in declared.names:
+            if names is None or name in names:
+                kind = declared.field(name).type
+                arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
+    return arrow
+
+
 #: Rows :meth:`DeltaStore.read_rows` keeps of the files it read (a month of a 2,000-member
 #: group's member rows is about 240,000).
 ROWS_KEPT = 1_000_000
@@ -247,12 +263,12 @@ class DeltaStore:
             return self._read_rows_scanned(table, column, value, columns)
         _, data_files = listing
         wanted = tuple(sorted(value if isinstance(value, set) else {value}))
+        declared = schema(table)
         buckets = (
             {group_bucket(g) for g in wanted}
-            if column == "group" and "group_bucket" in schema(table).names
+            if column == "group" and "group_bucket" in declared.names
             else None
         )
-        declared = schema(table)
         names = None if columns is None else tuple(dict.fromkeys((*columns, column)))
         parts: list[pa.Table] = []
         try:
@@ -308,11 +324,7 @@ class DeltaStore:
                 return pa.table({})  # no row of this file can hold the values
             read = None if names is None else [n for n in names if n in stored]
             arrow = _as_declared(source.read_row_groups(at, columns=read), declared)
-        for name, val in data_file.partition:
-            if name not in arrow.column_names and name in declared.names:
-                if names is None or name in names:
-                    kind = declared.field(name).type
-                    arrow = arrow.append_column(name, pa.array([val] * arrow.num_rows, kind))
+        arrow = _with_partition(arrow, data_file, declared, names)
         found = arrow.column(column)
         if found.type != pa.string():
             found = found.cast(pa.string())
@@ -345,25 +357,14 @@ class DeltaStore:
             if names is not None and column not in names:
                 names.append(column)
             kept = []
-            wanted = [v.encode() for v in values.to_pylist()]
-            for fragment in dataset.get_fragments(filter=parts):
-                # Only the row groups whose statistics can hold the values: a past day that
-                # upkeep sorted by group gives one or two of its row groups per group.
-                at = clustering.row_groups(
-                    clustering.row_group_bounds(fragment.metadata, column), wanted
-                )
-                if not at:
-                    continue
-                if len(at) < fragment.num_row_groups:
-                    fragment = fragment.subset(row_group_ids=at)
-                # The rows are filtered as each batch is read, not by the scanner: files
-                # delta-rs writes (a MERGE) store strings as ``string_view``, which its filter
-                # does not compare; a partition filter on an integer column it does apply.
-                for batch in fragment.to_batches(schema=dataset.schema, columns=names):
-                    found = batch.column(batch.schema.get_field_index(column))
-                    if found.type != pa.string():
-                        found = found.cast(pa.string())
-                    kept.append(batch.filter(pc.is_in(found, value_set=values)))
+            # The rows are filtered as each batch is read, not by the scanner: files delta-rs
+            # writes (a MERGE) store strings as ``string_view``, which its filter does not
+            # compare; a partition filter on an integer column it does apply.
+            for batch in dataset.to_batches(columns=names, filter=parts):
+                found = batch.column(batch.schema.get_field_index(column))
+                if found.type != pa.string():
+                    found = found.cast(pa.string())
+                kept.append(batch.filter(pc.is_in(found, value_set=values)))
             arrow: pa.Table = pa.Table.from_batches(
                 kept,
                 schema=dataset.schema
@@ -419,11 +420,9 @@ class DeltaStore:
             probe = _as_declared(pq.read_table(target, columns=list(how.where_columns)), declared)
             if probe.filter(where).num_rows == 0:
                 return self._shaped(table, declared.empty_table(), how)
-        arrow = _as_declared(pq.read_table(target, columns=wanted), declared)
-        for name, value in data_file.partition:
-            if name not in arrow.column_names and name in declared.names:
-                kind = declared.field(name).type
-                arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
+        arrow = _with_partition(
+            _as_declared(pq.read_table(target, columns=wanted), declared), data_file, declared
+        )
         if where is not None:
             # After the types are the declared ones: files delta-rs writes (a MERGE) store
             # strings as ``string_view``, which pyarrow's comparisons do not take.
