@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import pandas as pd  # type: ignore[import-untyped]
@@ -141,6 +142,15 @@ def _with_partition(
                 kind = declared.field(name).type
                 arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
     return arrow
+
+
+def _holding(rows: Any, column: str, values: pa.Array) -> Any:
+    """The rows (a table or a batch) whose string ``column`` is one of ``values``, compared
+    as plain strings: delta-rs writes them as ``string_view``, which ``is_in`` does not take."""
+    found = rows.column(rows.schema.get_field_index(column))
+    if found.type != pa.string():
+        found = found.cast(pa.string())
+    return rows.filter(pc.is_in(found, value_set=values))
 
 
 #: Rows :meth:`DeltaStore.read_rows` keeps of the files it read (a month of a 2,000-member
@@ -325,10 +335,7 @@ class DeltaStore:
             read = None if names is None else [n for n in names if n in stored]
             arrow = _as_declared(source.read_row_groups(at, columns=read), declared)
         arrow = _with_partition(arrow, data_file, declared, names)
-        found = arrow.column(column)
-        if found.type != pa.string():
-            found = found.cast(pa.string())
-        arrow = arrow.filter(pc.is_in(found, value_set=pa.array(wanted, pa.string())))
+        arrow = _holding(arrow, column, pa.array(wanted, pa.string()))
         order = [n for n in declared.names if n in arrow.column_names]
         return arrow.select(order)
 
@@ -361,10 +368,7 @@ class DeltaStore:
             # writes (a MERGE) store strings as ``string_view``, which its filter does not
             # compare; a partition filter on an integer column it does apply.
             for batch in dataset.to_batches(columns=names, filter=parts):
-                found = batch.column(batch.schema.get_field_index(column))
-                if found.type != pa.string():
-                    found = found.cast(pa.string())
-                kept.append(batch.filter(pc.is_in(found, value_set=values)))
+                kept.append(_holding(batch, column, values))
             arrow: pa.Table = pa.Table.from_batches(
                 kept,
                 schema=dataset.schema
