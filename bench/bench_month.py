@@ -66,6 +66,8 @@ PAGES = [
     ("fleet by lag", "/?sort=lag"),
     ("group (largest)", "/group?group={big}"),
     ("group (small)", "/group?group={small}"),
+    # Another group's first view, after the pages above: what a user opening a second group pays.
+    ("group (another small)", "/group?group={other}"),
     ("partition history (largest)", "/partitions?group={big}"),
     ("data health", "/health"),
 ]
@@ -395,8 +397,11 @@ def main() -> int:
                 started = time.perf_counter()
                 done = cluster(roots[label], now.date())
                 log(f"{label}: past days clustered {done} in {time.perf_counter() - started:.1f}s")
-        small = next(g for g, n, _ in groups if n == 3)
-        urls = [(name, url.format(big=fleet_scenario.BIG, small=small)) for name, url in PAGES]
+        small, other = [g for g, n, _ in groups if n == 3][:2]
+        urls = [
+            (name, url.format(big=fleet_scenario.BIG, small=small, other=other))
+            for name, url in PAGES
+        ]
         out: dict[str, Any] = {"args": vars(args), "commit": commit, "rows": rows}
         codes = {"": ROOT / "src"}
         if args.baseline:

@@ -19,6 +19,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,18 @@ def _holding(rows: Any, column: str, values: pa.Array) -> Any:
 #: Rows :meth:`DeltaStore.read_rows` keeps of the files it read (a month of a 2,000-member
 #: group's member rows is about 240,000).
 ROWS_KEPT = 1_000_000
+#: Files :meth:`DeltaStore.read_rows` reads at a time (one pool for the process's stores).
+READERS = 4
+_readers: ThreadPoolExecutor | None = None
+_readers_lock = threading.Lock()
+
+
+def _reader_pool() -> ThreadPoolExecutor:
+    global _readers
+    with _readers_lock:
+        if _readers is None:
+            _readers = ThreadPoolExecutor(READERS, thread_name_prefix="deltaread")
+        return _readers
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,25 @@ class _Cached:
     frame: pd.DataFrame
 
 
+@dataclass
+class _Handle:
+    """A table's log as loaded, and the commit file of the version it was loaded to, as it
+    was on disk then (:func:`_commit_file`)."""
+
+    table: DeltaTable
+    commit: tuple[int, int, int] | None
+
+
+def _commit_file(table_path: Path, version: int) -> tuple[int, int, int] | None:
+    """Which file holds commit ``version`` (inode, size, modification time), ``None`` if none
+    does: a table deleted and written again holds another file there, or none yet."""
+    try:
+        stat = os.stat(table_path / "_delta_log" / f"{version:020}.json")
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 class DeltaStore:
     """Read-only access to the tables under one ``delta.root``."""
 
@@ -198,6 +230,9 @@ class DeltaStore:
         # read_rows's rows per (table, file, column, values, columns): files never change.
         self._file_rows: OrderedDict[Hashable, pa.Table] = OrderedDict()
         self._rows_kept = 0
+        # Each table's log as last loaded, brought up to date by the commits since (_loaded).
+        self._handles: dict[str, _Handle] = {}
+        self._handle_locks: dict[str, threading.Lock] = {}
 
     def path(self, table: str) -> Path:
         columns(table)  # an unknown name raises KeyError: nothing a user types reaches a path
@@ -238,11 +273,12 @@ class DeltaStore:
         if hit is not None and hit.version == newest:
             return hit.frame
         try:
-            dt = DeltaTable(str(path))
-            version = dt.version()
-            if hit is not None and hit.version == version:
-                return hit.frame
-            arrow: pa.Table = dt.to_pyarrow_table()
+            with self._handle_lock(table):
+                dt = self._loaded(table)
+                version = dt.version()
+                if hit is not None and hit.version == version:
+                    return hit.frame
+                arrow: pa.Table = dt.to_pyarrow_table()
         except (DeltaError, OSError) as exc:
             log.warning("cannot read %s: %s", path, exc)
             return self.empty(table)
@@ -280,34 +316,43 @@ class DeltaStore:
             else None
         )
         names = None if columns is None else tuple(dict.fromkeys((*columns, column)))
-        parts: list[pa.Table] = []
+        found: dict[Hashable, pa.Table | None] = {}
+        missing: list[tuple[Hashable, DataFile]] = []
+        for data_file in data_files:
+            partition = dict(data_file.partition)
+            if (
+                buckets is not None
+                and "group_bucket" in partition
+                and partition["group_bucket"] not in buckets
+            ):
+                continue  # another bucket's partition (``lag_history``): not opened
+            key = (table, data_file.path, column, wanted, names)
+            with self._lock:
+                kept = self._file_rows.get(key)
+                if kept is not None:
+                    self._file_rows.move_to_end(key)
+            if kept is None:
+                missing.append((key, data_file))
+            found[key] = kept
         try:
-            for data_file in data_files:
-                partition = dict(data_file.partition)
-                if (
-                    buckets is not None
-                    and "group_bucket" in partition
-                    and partition["group_bucket"] not in buckets
-                ):
-                    continue  # another bucket's partition (``lag_history``): not opened
-                key = (table, data_file.path, column, wanted, names)
+            # Files read side by side: a file's read is mostly fixed costs per column in
+            # Arrow's reader, which runs outside the interpreter's lock.
+            read = _reader_pool().map(
+                lambda item: self._file_rows_of(table, item[1], column, wanted, names, declared),
+                missing,
+            )
+            for (read_key, _), rows in zip(missing, read, strict=True):
+                found[read_key] = rows
                 with self._lock:
-                    kept = self._file_rows.get(key)
-                    if kept is not None:
-                        self._file_rows.move_to_end(key)
-                if kept is None:
-                    kept = self._file_rows_of(table, data_file, column, wanted, names, declared)
-                    with self._lock:
-                        self._file_rows[key] = kept
-                        self._rows_kept += kept.num_rows
-                        while self._rows_kept > ROWS_KEPT and len(self._file_rows) > 1:
-                            _, dropped = self._file_rows.popitem(last=False)
-                            self._rows_kept -= dropped.num_rows
-                if kept.num_rows:
-                    parts.append(kept)
+                    self._file_rows[read_key] = rows
+                    self._rows_kept += rows.num_rows
+                    while self._rows_kept > ROWS_KEPT and len(self._file_rows) > 1:
+                        _, dropped = self._file_rows.popitem(last=False)
+                        self._rows_kept -= dropped.num_rows
         except OSError as exc:  # a file VACUUM removed since the listing, say
             log.warning("cannot read %s: %s", self.path(table), exc)
             return self.empty(table)
+        parts = [rows for rows in found.values() if rows is not None and rows.num_rows]
         if not parts:
             empty = declared if names is None else pa.schema([declared.field(n) for n in names])
             return _frame(table, empty.empty_table())
@@ -334,10 +379,12 @@ class DeltaStore:
                 return pa.table({})  # no row of this file can hold the values
             read = None if names is None else [n for n in names if n in stored]
             arrow = _as_declared(source.read_row_groups(at, columns=read), declared)
-        arrow = _with_partition(arrow, data_file, declared, names)
+        # The rows first, then the partition values for those alone (a row group of a past day
+        # holds thousands of other groups' rows).
         arrow = _holding(arrow, column, pa.array(wanted, pa.string()))
-        order = [n for n in declared.names if n in arrow.column_names]
-        return arrow.select(order)
+        arrow = _with_partition(arrow, data_file, declared, names)
+        present = set(arrow.column_names)
+        return arrow.select([n for n in declared.names if n in present])
 
     def _read_rows_scanned(
         self,
@@ -389,11 +436,12 @@ class DeltaStore:
         if self.version(table) is None:
             return None
         try:
-            dt = DeltaTable(str(path))
-            if "deletionVectors" in (dt.protocol().writer_features or []):
-                return None
-            actions = pa.table(dt.get_add_actions(flatten=True))
-            version = dt.version()
+            with self._handle_lock(table):
+                dt = self._loaded(table)
+                if "deletionVectors" in (dt.protocol().writer_features or []):
+                    return None
+                actions = pa.table(dt.get_add_actions(flatten=True))
+                version = dt.version()
         except (DeltaError, OSError) as exc:
             log.warning("cannot list %s: %s", path, exc)
             return None
@@ -407,6 +455,33 @@ class DeltaStore:
             # Paths in the log are URIs relative to the table: partition values are escaped.
             out.append(DataFile(unquote(str(file_path)), partition))
         return version, out
+
+    def _handle_lock(self, table: str) -> threading.Lock:
+        """The lock held while ``table``'s kept log is read forward or read from."""
+        with self._lock:
+            return self._handle_locks.setdefault(table, threading.Lock())
+
+    def _loaded(self, table: str) -> DeltaTable:
+        """``table``'s log loaded up to its newest version (the caller holds
+        :meth:`_handle_lock`).  The log as loaded before is kept and read forward by the commits
+        since: a load from scratch reads the newest checkpoint and every commit after it (about
+        40 ms a history table at fleet scale, at every version the job commits), reading
+        forward only the new commits (a few ms).  It is loaded from scratch when the commit it
+        was loaded to is no longer the file it was (the table deleted and written again; or
+        the commit cut from the log after a long idle), or reading forward fails."""
+        path = self.path(table)
+        kept = self._handles.get(table)
+        if kept is not None and kept.commit is not None:
+            if _commit_file(path, kept.table.version()) == kept.commit:
+                try:
+                    kept.table.update_incremental()
+                    kept.commit = _commit_file(path, kept.table.version())
+                    return kept.table
+                except (DeltaError, OSError) as exc:
+                    log.info("reloading %s: %s", path, exc)
+        dt = DeltaTable(str(path))
+        self._handles[table] = _Handle(dt, _commit_file(path, dt.version()))
+        return dt
 
     def read_file(self, table: str, data_file: DataFile, how: FileRead = WHOLE) -> pd.DataFrame:
         """One data file of ``table`` (:meth:`files`) as :meth:`read` would show its rows, read
