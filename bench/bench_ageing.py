@@ -3,7 +3,7 @@ operation leave them, in one run; and the table-size target over a long live run
 
     .venv/bin/python bench/bench_ageing.py [--batches 60] [--rate 200]
         [--age-versions 3000] [--age-seconds-per-batch 5] [--curve-versions 3000]
-        [--compare-versions 0] [--target-batches 0]
+        [--compare-versions 0] [--target-batches 0] [--probe-every 8]
 
 * live, fresh: a local broker, a producer writing ``--rate`` records/s (1% group metadata of
   50-member sticky / cooperative-sticky groups, 99% offset commits, as ``bench_job.py``) stamped
@@ -21,7 +21,9 @@ operation leave them, in one run; and the table-size target over a long live run
   were ``--age-seconds-per-batch`` seconds after the previous one (so log retention works as it
   would at that trigger).
 * live, aged: the same job on the aged root, the same number of batches: p50/p95 per step
-  against the fresh run.
+  against the fresh run.  In both live runs, every ``--probe-every`` seconds a record of a new
+  group with an overlapping assignment is produced and timed until its finding is readable
+  (record -> finding latency, p50/p95, aged against fresh).
 * curve: ``--curve-versions`` ten-row appends to one ``snapshot_date`` partition with delta-rs,
   without upkeep and with it: the median append time per 500 versions (the issue's 18 ms at
   version 30 -> 95 ms at 6,000 measurement, and what upkeep makes of it).
@@ -44,6 +46,7 @@ import json
 import logging
 import math
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -160,6 +163,70 @@ class Producer:
             producer.close()
 
 
+class Prober:
+    """Record -> finding latency under the live load: every ``every`` seconds (jittered), a
+    group-metadata record of a new group whose two members are both assigned one partition,
+    timed from its produce call until its ``assignment_overlap`` row is readable in the
+    findings table (``bench_job.await_finding``: polled every 50 ms)."""
+
+    def __init__(self, bootstrap: str, findings: str, label: str, every: float) -> None:
+        self.bootstrap, self.findings, self.label, self.every = bootstrap, findings, label, every
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        #: (seconds since the run began, latency in s) of each probe.
+        self.samples: list[tuple[float, float]] = []
+        self.missed = 0
+
+    def _run(self) -> None:
+        from deltalake import DeltaTable
+        from kafka import KafkaProducer
+
+        producer = KafkaProducer(
+            bootstrap_servers=self.bootstrap, linger_ms=0, metrics_enabled=False
+        )
+        began = time.monotonic()
+        i = 0
+        try:
+            while not self.stop.wait(self.every + random.uniform(-1.0, 1.0)):
+                group = f"probe-{self.label}-{i:04d}"
+                i += 1
+                key, value = bench_job.overlap_record(group, int(time.time() * 1000))
+                table = DeltaTable(self.findings)
+                version = table.version()
+                sent = time.monotonic()
+                partition = bench_job.coordinator_partition(group)
+                producer.send(TOPIC, key=key, value=value, partition=partition).get(timeout=30)
+                try:
+                    bench_job.await_finding(table, self.findings, group, version, sent + 120)
+                except RuntimeError:
+                    self.missed += 1
+                    continue
+                self.samples.append((sent - began, time.monotonic() - sent))
+        finally:
+            producer.close()
+
+
+def latency_line(probes: dict[str, Prober]) -> list[str]:
+    """Record -> finding p50 / p95 of each run's probes (the first two, made while the run
+    settles, left out) and aged / fresh."""
+    lines = ["| record -> finding | probes | p50 | p95 | max |", "|---|---:|---:|---:|---:|"]
+    stats = {}
+    for label, probe in probes.items():
+        seen = [latency for _, latency in probe.samples[2:]]
+        if not seen:
+            lines.append(f"| {label} | 0 (missed {probe.missed}) | | | |")
+            continue
+        stats[label] = (pct(seen, 0.5), pct(seen, 0.95))
+        lines.append(
+            f"| {label} | {len(seen)} (missed {probe.missed}) | {stats[label][0]:.2f} s | "
+            f"{stats[label][1]:.2f} s | {max(seen):.2f} s |"
+        )
+    if len(stats) == 2:
+        (a50, a95), (b50, b95) = stats.values()
+        lines.append(f"| ratio | | {b50 / a50:.2f} | {b95 / a95:.2f} | |")
+    return lines
+
+
 def live_config(bootstrap: str, root: Path, *extra: str) -> config_mod.Config:
     base = bench_config(bootstrap, TOPIC, root, trigger="1 second")
     return config_mod.load(
@@ -180,7 +247,9 @@ def live_config(bootstrap: str, root: Path, *extra: str) -> config_mod.Config:
     )
 
 
-def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> Any:
+def run_live(
+    spark: Any, cfg: config_mod.Config, batches: int, label: str, probe_every: float = 0.0
+) -> Any:
     from groupwatch.spark import sinks
 
     sinks.ensure_tables(spark, cfg)
@@ -206,6 +275,12 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
         f"{time.monotonic() - filled:.0f}s")  # fmt: skip
     started = time.monotonic()
     last = 0
+    job.prober = None
+    if probe_every > 0:
+        job.prober = Prober(
+            cfg.source.bootstrap_servers, cfg.table_path("findings"), label, probe_every
+        )
+        job.prober.thread.start()
     try:
         while len(job.per_batch) < batches:
             if not query.isActive:
@@ -219,6 +294,9 @@ def run_live(spark: Any, cfg: config_mod.Config, batches: int, label: str) -> An
                 log(f"    {label}, Spark's trigger phases, mean s: {_trigger_means(query)}")
                 log(f"    {label}, memory: {_memory(spark, job)}")
     finally:
+        if job.prober is not None:
+            job.prober.stop.set()
+            job.prober.thread.join(timeout=150)
         polling.stop()
         child = getattr(job.lag.judging, "pid", None)
         if child is not None:
@@ -655,6 +733,12 @@ def main() -> int:
         default=0,
         help="live batches with lag judged in a driver thread, then in a process of its own",
     )
+    ap.add_argument(
+        "--probe-every",
+        type=float,
+        default=8.0,
+        help="seconds between record -> finding probes in the live runs (0 = none)",
+    )
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
 
@@ -685,7 +769,7 @@ def main() -> int:
         spark = build_session(live_config(bootstrap, work / "session"))
         if args.batches:
             fresh_cfg = live_config(bootstrap, work / "fresh")
-            fresh = run_live(spark, fresh_cfg, args.batches, "fresh")
+            fresh = run_live(spark, fresh_cfg, args.batches, "fresh", args.probe_every)
             aged_cfg = live_config(bootstrap, work / "aged")
             from groupwatch.spark import sinks
 
@@ -695,8 +779,10 @@ def main() -> int:
                 fresh_cfg, aged_cfg, args.age_versions, args.age_seconds_per_batch
             )
             report["aged_sizes_before_live"] = table_sizes(aged_cfg)
-            aged = run_live(spark, aged_cfg, args.batches, "aged")
+            aged = run_live(spark, aged_cfg, args.batches, "aged", args.probe_every)
             report["steps"] = step_table(fresh.per_batch, aged.per_batch)
+            if args.probe_every > 0:
+                report["latency"] = latency_line({"fresh": fresh.prober, "aged": aged.prober})
             report["fresh_sizes"] = table_sizes(fresh_cfg)
             report["aged_sizes"] = table_sizes(aged_cfg)
             report["checkpoint_bytes"] = {
@@ -749,7 +835,7 @@ def main() -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     print()
-    for key in ("steps",):
+    for key in ("steps", "latency"):
         if key in report:
             print("\n".join(report.pop(key)))
             print()
