@@ -178,7 +178,6 @@ class Prober:
         self.missed = 0
 
     def _run(self) -> None:
-        from deltalake import DeltaTable
         from kafka import KafkaProducer
 
         producer = KafkaProducer(
@@ -189,18 +188,12 @@ class Prober:
             while not self.stop.wait(self.every + random.uniform(-1.0, 1.0)):
                 group = f"probe-{self.label}-{i:04d}"
                 i += 1
-                key, value = bench_job.overlap_record(group, int(time.time() * 1000))
-                table = DeltaTable(self.findings)
-                version = table.version()
-                sent = time.monotonic()
-                partition = bench_job.coordinator_partition(group)
-                producer.send(TOPIC, key=key, value=value, partition=partition).get(timeout=30)
                 try:
-                    bench_job.await_finding(table, self.findings, group, version, sent + 120)
+                    latency = bench_job.send_probe(producer, TOPIC, self.findings, group).latency()
                 except RuntimeError:
                     self.missed += 1
                     continue
-                self.samples.append(time.monotonic() - sent)
+                self.samples.append(latency)
         finally:
             producer.close()
 

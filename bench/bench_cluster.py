@@ -73,17 +73,15 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_job import (  # noqa: E402
     Backlog,
-    await_finding,
     bench_config,
-    coordinator_partition,
     create_mirror,
     flush_batch_log,
     load_text,
     log,
-    overlap_record,
     produce,
     run_baseline,
     run_job_once,
+    send_probe,
     source_version,
     state_report,
     status_kb,
@@ -677,7 +675,6 @@ def latency_run(
     bootstrap: str,
     topic: str,
 ) -> dict[str, Any]:
-    from deltalake import DeltaTable
     from kafka import KafkaProducer
 
     traffic = TrafficProcess(
@@ -698,18 +695,11 @@ def latency_run(
         for i in range(args.latency_warmup + args.latency_samples):
             time.sleep(max(0.0, next_at - time.monotonic()))
             group = f"latency-{tag}-{i:03d}"
-            key, value = overlap_record(group, int(time.time() * 1000))
-            table = DeltaTable(path)
-            version = table.version()
             lag, _ = probe.lag(query)
-            sent = time.monotonic()
-            producer.send(topic, key=key, value=value, partition=coordinator_partition(group)).get(
-                timeout=30
-            )
+            record = send_probe(producer, topic, path, group)
             probes += 1
-            acked = time.monotonic() - sent
-            version = await_finding(table, path, group, version, sent + 300, query)
-            latency = time.monotonic() - sent
+            acked = record.ack
+            latency = record.latency(300, query)
             label = (
                 "warm-up"
                 if i < args.latency_warmup
@@ -720,7 +710,7 @@ def latency_run(
                 seen.append(latency)
                 acks.append(acked)
                 lags.append(lag)
-            next_at = sent + args.latency_interval + random.uniform(-0.5, 0.5)
+            next_at = record.sent + args.latency_interval + random.uniform(-0.5, 0.5)
     finally:
         producer.close()
         done = traffic.stop()

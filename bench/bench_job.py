@@ -579,6 +579,42 @@ def await_finding(
         time.sleep(0.05)
 
 
+@dataclass(frozen=True)
+class Probe:
+    """An overlap record of a new group, produced; :meth:`latency` waits for its finding."""
+
+    group: str
+    #: The findings table, and its version before the record existed (any later may hold it).
+    path: str
+    table: Any
+    version: int
+    #: ``time.monotonic()`` at the produce call.
+    sent: float
+    #: Seconds until the broker acknowledged the record.
+    ack: float
+
+    def latency(self, timeout: float = 120.0, query: Any = None) -> float:
+        """Seconds from the produce call until the group's ``assignment_overlap`` row is
+        readable (:func:`await_finding`; raises ``RuntimeError`` past ``timeout`` s)."""
+        await_finding(self.table, self.path, self.group, self.version, self.sent + timeout, query)
+        return time.monotonic() - self.sent
+
+
+def send_probe(producer: Any, topic: str, path: str, group: str) -> Probe:
+    """Produce generation 1 of a new ``group`` whose two members are both assigned one
+    partition, to its coordinator's partition of ``topic``; ``path`` is the findings table."""
+    from deltalake import DeltaTable
+
+    key, value = overlap_record(group, int(time.time() * 1000))
+    table = DeltaTable(path)
+    version = table.version()
+    sent = time.monotonic()
+    producer.send(topic, key=key, value=value, partition=coordinator_partition(group)).get(
+        timeout=30
+    )
+    return Probe(group, path, table, int(version), sent, time.monotonic() - sent)
+
+
 def run_latency(
     spark: Any,
     bootstrap: str,
@@ -588,7 +624,6 @@ def run_latency(
     interval: float,
     mode: str = "back-to-back",
 ) -> dict[str, Any]:
-    from deltalake import DeltaTable
     from kafka import KafkaProducer
 
     topic = f"bench-latency-{mode}"
@@ -610,24 +645,14 @@ def run_latency(
                 while query.status["isTriggerActive"]:
                     time.sleep(0.05)
                 time.sleep(random.uniform(0.0, 1.0))
-            group = f"latency-{mode}-{i:03d}"
-            key, value = overlap_record(group, int(time.time() * 1000))
-            # The table version before the record exists: any later version may hold it.
-            table = DeltaTable(path)
-            version = table.version()
-            sent = time.monotonic()
-            producer.send(topic, key=key, value=value, partition=coordinator_partition(group)).get(
-                timeout=30
-            )
-            acked = time.monotonic() - sent
-            version = await_finding(table, path, group, version, sent + 120)
-            latency = time.monotonic() - sent
+            probe = send_probe(producer, topic, path, f"latency-{mode}-{i:03d}")
+            latency, acked = probe.latency(), probe.ack
             label = "warm-up" if i < warmup else f"sample {i - warmup + 1}/{samples}"
             log(f"  {label}: {latency:.2f}s (produce ack {acked * 1000:.0f} ms)")
             if i >= warmup:
                 seen.append(latency)
                 acks.append(acked)
-            next_at = sent + interval + random.uniform(-0.5, 0.5)
+            next_at = probe.sent + interval + random.uniform(-0.5, 0.5)
         # Stopping inside a batch interrupts its writes: let the last one finish first.
         deadline = time.monotonic() + 180
         while query.status["isTriggerActive"] and time.monotonic() < deadline:
