@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import tables, upkeep
+from groupwatch import locations, tables, upkeep
 from groupwatch.config import Config
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
 from groupwatch.spark import deltawrite, keys, sinks
@@ -140,17 +140,38 @@ def version_before(spark: SparkSession, config: Config, batch_id: int) -> int:
 
     Only upkeep (its commits change no row) may have committed after this batch's MERGE, so
     the newest commits that are not upkeep's decide: this batch's MERGE, or an earlier one."""
-    from delta.tables import DeltaTable
-
     path = config.table_path(tables.GROUP_OFFSETS.name)
-    history = DeltaTable.forPath(spark, path).history(_HISTORY).collect()
-    for entry in sorted(history, key=lambda e: -int(e["version"])):
-        if upkeep.is_upkeep(entry["userMetadata"]):
+    local = locations.local_path(path)
+    if local is not None:
+        # The log's newest commits read from the driver: Spark's history is a Spark job and
+        # its planning on every batch, a fixed cost of each small batch.
+        from deltalake import DeltaTable as LogReader
+
+        entries = [
+            (int(e["version"]), e.get("userMetadata"))
+            for e in LogReader(str(local)).history(_HISTORY)
+        ]
+    else:
+        from delta.tables import DeltaTable
+
+        entries = [
+            (int(e["version"]), e["userMetadata"])
+            for e in DeltaTable.forPath(spark, path).history(_HISTORY).collect()
+        ]
+    return before_note(entries, batch_id)
+
+
+def before_note(entries: list[tuple[int, str | None]], batch_id: int) -> int:
+    """Of a table's newest commits (version, note), the version before this batch's MERGE:
+    the one before its note if the newest commit that is not upkeep's has it, else the newest
+    (the MERGE has not run yet)."""
+    for version, note in sorted(entries, key=lambda e: -e[0]):
+        if upkeep.is_upkeep(note):
             continue
-        if entry["userMetadata"] == batch_note(batch_id):
-            return int(entry["version"]) - 1
+        if note == batch_note(batch_id):
+            return version - 1
         break
-    return max(int(entry["version"]) for entry in history)
+    return max(version for version, _ in entries)
 
 
 #: Commits of ``group_offsets``' history looked at: one upkeep turn commits at most four

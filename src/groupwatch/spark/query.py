@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, ParamSpec, Self, TypeVar
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.detect import DetectorConfig
+from groupwatch.protocol.specs import GROUP_METADATA_TYPE
 from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
@@ -317,9 +318,20 @@ class GroupwatchQuery:
             groups = groups.unionByName(
                 self.spark.createDataFrame([(g,) for g in due], "group string")
             ).distinct()
-        records = records.unionByName(
-            source.first_commits(batch.rows, groups).select(*source.RECORD_COLUMNS)
-        ).unionByName(source.commits_before(batch.rows))
+        if self.state.serves(batch.batch_id):
+            # The driver's state cache is asked by name, so the batch's groups come to the
+            # driver anyway: collected once here, the stage's semi-joins (the first commits',
+            # the offset hints') read them as a local list instead of each computing them
+            # again from the batch's records (a shuffle and a job each).
+            groups = self.spark.createDataFrame(groups.toArrow())
+        stats = batch.stats
+        if stats.has_commits:
+            records = records.unionByName(
+                source.first_commits(batch.rows, groups).select(*source.RECORD_COLUMNS)
+            )
+            if stats.counts.get(GROUP_METADATA_TYPE):
+                # The commits before each generation: none without a generation record.
+                records = records.unionByName(source.commits_before(batch.rows))
         state = self.state.prior_state(groups, batch.batch_id)
         detector = self.detector
         names = self.topic_names.current()

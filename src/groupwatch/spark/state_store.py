@@ -313,6 +313,11 @@ class StateStore:
             return self.cache.due(clocks)
         return due_groups(self.spark, self.config, batch_id, clocks)
 
+    def serves(self, batch_id: int) -> bool:
+        """Whether the driver's cache serves this batch's state (:meth:`prior_state` asks it
+        for the batch's groups by name), loading it from the table if needed."""
+        return self._ready(batch_id)
+
     def prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
         """As :func:`prior_state`, the state from the cache when it can serve this batch."""
         import pyarrow as pa
