@@ -308,21 +308,16 @@ class StateStore:
         """Groups whose newest state awaits a confirmation that this batch's clocks make due."""
         if not clocks:
             return []
-        if self._ready(batch_id):
+        if self.serves(batch_id):
             assert self.cache is not None
             return self.cache.due(clocks)
         return due_groups(self.spark, self.config, batch_id, clocks)
-
-    def serves(self, batch_id: int) -> bool:
-        """Whether the driver's cache serves this batch's state (:meth:`prior_state` asks it
-        for the batch's groups by name), loading it from the table if needed."""
-        return self._ready(batch_id)
 
     def prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
         """As :func:`prior_state`, the state from the cache when it can serve this batch."""
         import pyarrow as pa
 
-        if not self._ready(batch_id):
+        if not self.serves(batch_id):
             return prior_state(self.spark, self.config, groups, batch_id)
         assert self.cache is not None
         found = self.cache.states(r["group"] for r in groups.collect())
@@ -366,8 +361,9 @@ class StateStore:
         else:
             self.cache.invalidate()
 
-    def _ready(self, batch_id: int) -> bool:
-        """Whether the cache serves this batch, (re)loading it from the table if needed."""
+    def serves(self, batch_id: int) -> bool:
+        """Whether the driver's cache serves this batch's state (:meth:`prior_state` asks it
+        for the batch's groups by name), (re)loading it from the table if needed."""
         if self.cache is None:
             return False
         if self.cache.covers(batch_id):
