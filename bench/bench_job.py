@@ -401,7 +401,8 @@ def steps_apart(phases: dict[str, float]) -> dict[str, float]:
 
     p = dict(phases)
     outputs = p.pop(query.OUTPUTS, 0.0)
-    p["table writes"] = outputs - p.get(query.PYTHON, 0.0) - p.get(query.VALIDATION, 0.0)
+    stages = p.get(query.PYTHON, 0.0) + p.get(query.DRIVER_PYTHON, 0.0)
+    p["table writes"] = outputs - stages - p.get(query.VALIDATION, 0.0)
     return p
 
 

@@ -7,7 +7,7 @@ one process, without Spark's transport.
 What the workers of a start-up's batch do over ``bench/cluster_model.py``'s history (every
 group's metadata and KIP-848 records, each group with the (topic, highest partition, last
 commit) rows the JVM's commit tally hands it, no saved state, the batch quiescent): one call of
-the job's worker function (``spark.python_stage._process_arrow``) per group, in one process,
+the job's worker function (``spark.python_stage.process_arrow``) per group, in one process,
 timed as wall and CPU seconds. The group records are built once from the model (about a minute)
 and kept under ``.groupwatch/bench/``.
 
@@ -90,7 +90,7 @@ def one_pass(inputs: Inputs, profile: str | None) -> dict[str, Any]:
     from bench_worker import output_arrow_schema, record_table, state_schema
 
     from groupwatch import config as config_mod
-    from groupwatch.spark.python_stage import _process_arrow
+    from groupwatch.spark.python_stage import process_arrow
 
     schema = output_arrow_schema()
     detector = config_mod.load(ROOT / "conf" / "local.toml", env={}).detect.detector()
@@ -127,7 +127,7 @@ def one_pass(inputs: Inputs, profile: str | None) -> dict[str, Any]:
         prof.enable()
     started, started_cpu = time.perf_counter(), time.process_time()
     for rec, st in calls:
-        outputs.append(_process_arrow(rec, st, detector, detected_at, schema, clocks, True))
+        outputs.append(process_arrow(rec, st, detector, detected_at, schema, clocks, True))
     seconds, cpu = time.perf_counter() - started, time.process_time() - started_cpu
     if prof is not None:
         import pstats

@@ -4,7 +4,7 @@
 
 What the start-up run's "python (cogroup applyInArrow)" step does per group, without Spark:
 each group's records of the model's history (group metadata and KIP-848 records; offset
-commits never reach Python) go through the worker function (``_process_arrow``: Arrow in,
+commits never reach Python) go through the worker function (``process_arrow``: Arrow in,
 ``process_group``, rows and state JSON, Arrow out) in one call, as in the one-batch start-up
 run. Printed: CPU seconds in all, and the part of it inside ``process_group`` (decode, the
 findings engine, the rows), by group kind, with the records and output rows. The rest is the
@@ -73,7 +73,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    from groupwatch.spark.python_stage import _process_arrow
+    from groupwatch.spark.python_stage import process_arrow
 
     started = time.perf_counter()
     tables, kinds = group_tables(args.groups, args.seed)
@@ -109,7 +109,7 @@ def main() -> int:
         clocks = {int(rec.column("partition")[last].as_py()): int(rec.column("ts")[last].as_py())}
         inner["s"] = 0.0
         t = time.thread_time()
-        out = _process_arrow(
+        out = process_arrow(
             rec, state_table(name, None, None), detector, detected_at, schema, clocks, True
         )
         total[kind] += time.thread_time() - t

@@ -49,9 +49,9 @@ _RECORD_FIELDS = ("group", "key", "value", "topic", "partition", "offset", "ts")
 
 def _worker() -> Any:
     """The worker function of the job's Python stage."""
-    from groupwatch.spark.python_stage import _process_arrow
+    from groupwatch.spark.python_stage import process_arrow
 
-    return _process_arrow
+    return process_arrow
 
 
 def output_arrow_schema() -> Any:

@@ -56,26 +56,32 @@ def test_malformed_keys_are_quarantined_and_good_commits_counted(
     assert all(bytes(q.value) == VALUE for q in quarantine)
 
 
+@pytest.mark.parametrize(("driver_stage_rows", "where"), [("20000", "driver"), ("0", "workers")])
 def test_the_step_clock_is_told_every_step_of_a_batch_in_order(
-    spark, broker: str, tmp_path: Path
+    spark, broker: str, tmp_path: Path, driver_stage_rows: str, where: str
 ) -> None:  # type: ignore[no-untyped-def]
     """The hook the benchmarks time a batch through: each step once, in the batch's order,
-    the steps within the whole batch's time."""
+    the steps within the whole batch's time; the Python stage's step says where it ran (a
+    batch this small on the driver, unless ``job.driver_stage_rows`` is 0)."""
     from groupwatch.spark import query
 
-    create_topic(broker, "bad-keys-steps", 1)
-    produce(broker, "bad-keys-steps", [(k, VALUE) for k in GOOD + BAD[:1]])
+    topic = f"bad-keys-steps-{where}"
+    create_topic(broker, topic, 1)
+    produce(broker, topic, [(k, VALUE) for k in GOOD + BAD[:1]])
     told: list[tuple[str, float]] = []
-    cfg = make_config(broker, tmp_path, "source.topic=bad-keys-steps")
+    cfg = make_config(
+        broker, tmp_path, f"source.topic={topic}", f"job.driver_stage_rows={driver_stage_rows}"
+    )
     run_once(spark, cfg, step_clock=lambda name, seconds: told.append((name, seconds)))
 
+    python = query.DRIVER_PYTHON if where == "driver" else query.PYTHON
     names = [name for name, _ in told]
     assert names == [
         query.CAUGHT_UP,
         query.OFFSETS,
         query.COMMITTED,
         query.DUE,
-        query.PYTHON,  # the malformed key goes to Python, and so the outputs are written
+        python,  # the malformed key goes to Python, and so the outputs are written
         query.VALIDATION,
         query.OUTPUTS,
         query.STATE,
@@ -85,7 +91,7 @@ def test_the_step_clock_is_told_every_step_of_a_batch_in_order(
     ]
     seconds = dict(told)
     assert all(s >= 0 for s in seconds.values())
-    inner = seconds[query.PYTHON] + seconds[query.VALIDATION]
+    inner = seconds[python] + seconds[query.VALIDATION]
     assert inner <= seconds[query.OUTPUTS]
-    outer = sum(s for n, s in told if n not in (query.PYTHON, query.VALIDATION, query.BATCH))
+    outer = sum(s for n, s in told if n not in (python, query.VALIDATION, query.BATCH))
     assert outer <= seconds[query.BATCH]

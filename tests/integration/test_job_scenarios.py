@@ -105,16 +105,30 @@ def scenarios(broker: str) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("state_cache_mb", "per_batch"),
-    [("1024", "25"), ("0", "25"), ("1024", "0")],
-    ids=["state-cache", "state-table", "one-batch"],
+    ("state_cache_mb", "per_batch", "driver_stage_rows"),
+    [
+        ("1024", "25", "20000"),
+        ("1024", "25", "0"),
+        ("0", "25", "20000"),
+        ("1024", "0", "20000"),
+        ("1024", "0", "0"),
+    ],
+    ids=["state-cache", "state-cache-workers", "state-table", "one-batch", "one-batch-workers"],
 )
 def test_the_job_and_analyze_agree(
-    spark, scenarios, broker: str, tmp_path: Path, state_cache_mb: str, per_batch: str
+    spark,
+    scenarios,
+    broker: str,
+    tmp_path: Path,
+    state_cache_mb: str,
+    per_batch: str,
+    driver_stage_rows: str,
 ) -> None:  # type: ignore[no-untyped-def]
     """One record sequence, two drivers: the job (in several batches, or in one) and analyze
     raise the same findings, id for id, in the same words and with the same evidence; whether
-    batches read their groups' state from the driver's cache or from the table."""
+    batches read their groups' state from the driver's cache or from the table, and run their
+    Python stage on the driver (the batch's every commit of its groups) or in the workers
+    (the first commit of each partition and the last before each generation)."""
     from groupwatch.detect import Analyzer, DetectorConfig
 
     counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
@@ -132,8 +146,15 @@ def test_the_job_and_analyze_agree(
         f"source.max_offsets_per_trigger={per_batch}",
         "validation.every_n_batches=0",
         f"job.state_cache_mb={state_cache_mb}",
+        f"job.driver_stage_rows={driver_stage_rows}",
     )
-    run_once(spark, cfg)
+    steps: set[str] = set()
+    run_once(spark, cfg, step_clock=lambda name, _: steps.add(name))
+    from groupwatch.spark import query
+
+    on_driver = state_cache_mb != "0" and driver_stage_rows != "0"
+    assert (query.DRIVER_PYTHON in steps) == on_driver, steps
+    assert (query.PYTHON in steps) == (not on_driver), steps
     rows = table(spark, cfg, "findings").collect()
     got = {r.finding_id: (r.kind, r.group) for r in rows}
     missing = sorted((f.kind, f.group, f.generation) for i, f in expected.items() if i not in got)

@@ -2,8 +2,9 @@
 pure :func:`groupwatch.processing.process_group` in the Python workers.
 
 The driver side (:func:`run`) builds the cogrouped ``applyInArrow``; everything below it runs
-in the workers, once per group: :func:`_process_arrow` takes the group's Arrow tables in and
-returns its output rows as Arrow (:mod:`groupwatch.spark.output`).
+in the workers once per group (a small batch's on the driver,
+:mod:`~groupwatch.spark.driver_stage`): :func:`process_arrow` takes the group's Arrow tables
+in and returns its output rows as Arrow (:mod:`groupwatch.spark.output`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def run(
     # What travels to the workers is this closure: the detector's frozen configuration and
     # plain values, never the driver's session or job.
     def per_group(rec: pa.Table, st: pa.Table) -> pa.Table:
-        return _process_arrow(
+        return process_arrow(
             rec, st, detector, detected_at, arrow_schema, clocks, quiescent, looked
         )
 
@@ -75,7 +76,7 @@ def source_records(rec: pa.Table) -> list[processing.SourceRecord]:
     return out
 
 
-def _process_arrow(
+def process_arrow(
     rec: pa.Table,
     st: pa.Table,
     detector: DetectorConfig,

@@ -40,6 +40,7 @@ from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
     committed,
+    driver_stage,
     offsets,
     python_stage,
     sinks,
@@ -73,7 +74,8 @@ QUERY_NAME = "groupwatch"
 
 #: Told each step of a batch and its wall time in seconds (``GroupwatchQuery(step_clock=...)``:
 #: the benchmarks' figures per step).  Steps run in order, except ``OUTPUTS``, which holds
-#: ``PYTHON``, ``VALIDATION`` and the table writes; ``BATCH`` is a whole batch.
+#: ``PYTHON`` (or ``DRIVER_PYTHON``), ``VALIDATION`` and the table writes; ``BATCH`` is a
+#: whole batch.
 StepClock = Callable[[str, float], None]
 
 BATCH = "batch"
@@ -83,6 +85,7 @@ COMMITTED = "committed offsets per partition + MERGE"
 DUE = "due groups look-up"
 OUTPUTS = "outputs"
 PYTHON = "python (cogroup applyInArrow) + tally"
+DRIVER_PYTHON = "python on the driver"
 VALIDATION = "great expectations"
 STATE = "state maintenance"
 LAG = "lag poll"
@@ -312,6 +315,8 @@ class GroupwatchQuery:
         """The Python stage over the batch's groups (those with records and those ``due``),
         then its rows written; rows written per table.  ``views``: the brokers' view of some
         groups (those groups are among ``due``)."""
+        if self._on_driver(batch):
+            return self._analyze_on_driver(batch, due, views)
         records = source.python_records(batch.rows, batch.malformed)
         groups = records.select("group").distinct()
         if due:
@@ -333,14 +338,10 @@ class GroupwatchQuery:
                 # The commits before each generation: none without a generation record.
                 records = records.unionByName(source.commits_before(batch.rows))
         state = self.state.prior_state(groups, batch.batch_id)
-        detector = self.detector
-        names = self.topic_names.current()
-        if names:
-            detector = dataclasses.replace(detector, topic_names=dict(names))
         out = python_stage.run(
             records,
             state,
-            detector,
+            self._detector(),
             self._output_schemas,
             batch.detected_at,
             batch.stats.clocks,
@@ -352,15 +353,72 @@ class GroupwatchQuery:
         finally:
             out.unpersist()
 
+    def _on_driver(self, batch: Batch) -> bool:
+        """Whether the batch's Python stage runs on the driver
+        (:mod:`~groupwatch.spark.driver_stage`): a batch of at most ``job.driver_stage_rows``
+        rows whose state the cache serves, its tables on a file system the driver sees."""
+        limit = self.config.job.driver_stage_rows
+        return (
+            0 < batch.stats.rows <= limit
+            and sinks.on_driver(self.config, batch.stats.rows)
+            and self.state.serves(batch.batch_id)
+        )
+
+    def _analyze_on_driver(
+        self, batch: Batch, due: list[str], views: dict[str, BrokerView]
+    ) -> dict[str, int]:
+        """:meth:`_analyze` with the Python stage run on the driver: the batch's records
+        collected in one Spark job, the state from the cache."""
+        rows = source.driver_rows(batch.rows, batch.malformed).toArrow()
+        records, groups = driver_stage.records_of(rows, due)
+        state = self.state.prior_arrow(groups, batch.batch_id)
+        return self._step(OUTPUTS, self._run_on_driver, batch, records, state, views)
+
+    def _run_on_driver(
+        self, batch: Batch, records: pa.Table, state: pa.Table, views: dict[str, BrokerView]
+    ) -> dict[str, int]:
+        """The Python stage on the driver, then its rows written (as :meth:`_write_outputs`)."""
+        schema, arrow_schema = self._output_schemas
+        out = self._step(
+            DRIVER_PYTHON,
+            driver_stage.run,
+            records,
+            state,
+            self._detector(),
+            arrow_schema,
+            batch.detected_at,
+            batch.stats.clocks,
+            batch.quiescent,
+            views,
+        )
+        tally = writes.tally_arrow(out)
+        written = writes.driver_output(self.spark, self.config, out, schema, batch.batch_id)
+        return self._write(batch, tally, written)
+
+    def _detector(self) -> DetectorConfig:
+        """The findings engine's configuration with the brokers' topic names of now."""
+        names = self.topic_names.current()
+        if names:
+            return dataclasses.replace(self.detector, topic_names=dict(names))
+        return self.detector
+
     def _write_outputs(self, batch: Batch, out: DataFrame) -> dict[str, int]:
         """Write each table that has rows; every write is skipped if this batch already did it.
         Validation quarantines the bytes of the batch's source rows it rejects."""
-        batch_id = batch.batch_id
         # The first action on the persisted output: the Python stage runs here.
         tally = self._step(PYTHON, writes.tally, out)
+        total = sum(tally.counts.values())
+        written = writes.output_of(self.spark, self.config, out, batch.batch_id, total)
+        return self._write(batch, tally, written)
+
+    def _write(
+        self, batch: Batch, tally: writes.Tally, written: writes.BatchOutput
+    ) -> dict[str, int]:
+        """The output's rows written, validated every N-th batch, the state cache and the
+        notifier told."""
+        batch_id = batch.batch_id
         counts = dict(tally.counts)
         self._last_quarantine = dict(tally.quarantine)
-        written = writes.output_of(self.spark, self.config, out, batch_id, sum(counts.values()))
         if counts.get(tables.FINDINGS.name):
             written.write_findings()
         if self.validator is not None and batch_id % self.validate_every == 0:

@@ -142,6 +142,24 @@ def python_records(df: DataFrame, malformed_commits: Column | None) -> DataFrame
     )
 
 
+def driver_rows(df: DataFrame, malformed_commits: Column | None) -> DataFrame:
+    """What a batch run on the driver collects (:mod:`groupwatch.spark.driver_stage`): the
+    records :func:`python_records` selects, marked ``python``, and every other offset commit
+    with a value, whose groups are known only on the driver."""
+    from pyspark.sql import functions as F
+
+    python = ~F.col("rtype").isin(*OFFSET_COMMIT_TYPES) | F.col("rtype").isNull()
+    if malformed_commits is not None:
+        python = python | malformed_commits
+    commit = F.col("rtype").isin(*OFFSET_COMMIT_TYPES) & F.col("value").isNotNull()
+    return (
+        df.withColumn("python", F.coalesce(python, F.lit(False)))
+        .where(F.col("python") | commit)
+        .withColumn("group", F.coalesce("kgroup", F.lit("")))
+        .select(*RECORD_COLUMNS, "python")
+    )
+
+
 def _commits(df: DataFrame) -> DataFrame:
     """The batch's offset commits with a value, their keys not yet checked: see
     :func:`_well_formed`."""

@@ -363,13 +363,18 @@ class StateStore:
 
     def prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
         """As :func:`prior_state`, the state from the cache when it can serve this batch."""
-        import pyarrow as pa
-
         if not self.serves(batch_id):
             return prior_state(self.spark, self.config, groups, batch_id)
-        assert self.cache is not None
         asked = [r["group"] for r in groups.collect()]
-        found = self.cache.states(asked)
+        return self.spark.createDataFrame(self.prior_arrow(asked, batch_id))
+
+    def prior_arrow(self, groups: list[str], batch_id: int) -> pa.Table:
+        """The prior state of ``groups`` (in :func:`prior_state`'s columns) as Arrow, from the
+        cache, which must serve this batch (:meth:`serves`)."""
+        import pyarrow as pa
+
+        assert self.cache is not None and self.cache.covers(batch_id)
+        found = self.cache.states(groups)
         names, states, last = zip(*found, strict=True) if found else ((), (), ())
         arrow = pa.table(
             {
@@ -383,13 +388,14 @@ class StateStore:
         )
         path = locations.local_path(self.config.table_path(tables.GROUP_OFFSETS.name))
         if path is None:
-            cached = self.spark.createDataFrame(arrow)
-            return cached.unionByName(offset_hints(self.spark, self.config, groups, batch_id))
-        # The hints read from the driver too: Spark plans a read of an earlier version by
-        # loading that snapshot from the log, 1.3-1.6 s a batch on a table of 300 versions.
-        version = offsets.version_before(self.spark, self.config, batch_id)
-        hints = local_offset_hints(path, version, [g for g in asked if g is not None])
-        return self.spark.createDataFrame(pa.concat_tables([arrow, hints]))
+            asked = self.spark.createDataFrame([(g,) for g in groups], "group string")
+            hints = offset_hints(self.spark, self.config, asked, batch_id).toArrow()
+        else:
+            # Read on the driver: Spark plans a read of an earlier version by loading that
+            # snapshot from the log, 1.3-1.6 s a batch on a table of 300 versions.
+            version = offsets.version_before(self.spark, self.config, batch_id)
+            hints = local_offset_hints(path, version, [g for g in groups if g is not None])
+        return pa.concat_tables([arrow, hints.cast(arrow.schema)])
 
     def record(self, batch_id: int, rows: pa.Table) -> None:
         """The state versions this batch wrote (after its ``group_state`` write)."""

@@ -30,6 +30,7 @@ from groupwatch.spark import deltawrite, output, sinks
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 log = logging.getLogger("groupwatch.job")
 
@@ -98,6 +99,27 @@ def tally(out: DataFrame) -> Tally:
     return Tally(counts=counts, findings=findings, quarantine=stages)
 
 
+def tally_arrow(out: pa.Table) -> Tally:
+    """:func:`tally` of an output already on the driver (Arrow)."""
+    from collections import Counter
+
+    findings = out.column(tables.FINDINGS.name).combine_chunks()
+    quarantine = out.column(tables.QUARANTINE.name).combine_chunks()
+    kinds = findings.field("kind").to_pylist()
+    severities = findings.field("severity").to_pylist()
+    stage_of = quarantine.field("stage").to_pylist()
+    counts: Counter[str] = Counter()
+    found: Counter[tuple[str, str]] = Counter()
+    stages: Counter[str] = Counter()
+    for i, table in enumerate(out.column("tbl").to_pylist()):
+        counts[table] += 1
+        if table == tables.FINDINGS.name:
+            found[(kinds[i], severities[i])] += 1
+        elif table == tables.QUARANTINE.name:
+            stages[stage_of[i]] += 1
+    return Tally(counts=dict(counts), findings=dict(found), quarantine=dict(stages))
+
+
 #: A batch's output on the driver: table name -> its rows as Arrow (columns as declared).
 Collected = dict[str, "pa.Table"]
 
@@ -108,10 +130,14 @@ def collect(out: DataFrame) -> Collected:
     One Spark job over the persisted output; each table's struct column is taken apart in
     Arrow (a row whose table is another one has that struct null and is filtered out first).
     """
+    return collect_arrow(out.toArrow())
+
+
+def collect_arrow(arrow: pa.Table) -> Collected:
+    """:func:`collect` of an output already on the driver (Arrow)."""
     import pyarrow as pa
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-    arrow = out.toArrow()
     collected: Collected = {}
     for table in output.OUTPUT_TABLES:
         mine = arrow.filter(pc.equal(arrow.column("tbl"), table.name))
@@ -324,3 +350,15 @@ def output_of(
     if sinks.on_driver(config, total_rows):
         return DriverOutput(spark, config, out, batch_id, rows, collect(out))
     return SparkOutput(spark, config, out, batch_id, rows)
+
+
+def driver_output(
+    spark: SparkSession, config: Config, out: pa.Table, schema: StructType, batch_id: int
+) -> BatchOutput:
+    """The output of a Python stage run on the driver (:mod:`groupwatch.spark.driver_stage`),
+    written from there unless it has more rows than the driver writes (then by Spark, from
+    a local relation); validation reads it as one."""
+    frame = spark.createDataFrame(out, schema=schema)
+    if not sinks.on_driver(config, out.num_rows):
+        return SparkOutput(spark, config, frame, batch_id, batch_rows(frame))
+    return DriverOutput(spark, config, frame, batch_id, batch_rows(frame), collect_arrow(out))
