@@ -194,6 +194,13 @@ def merge(
             _merge_by_spark(spark, config, rows, batch_id)
 
 
+def merge_newest(config: Config, rows: pa.Table, batch_id: int) -> None:
+    """:func:`merge` of the newest commits found on the driver
+    (:func:`groupwatch.spark.commits_arrow.newest`), MERGEd from there (none: nothing to do)."""
+    if rows.num_rows:
+        _merge_on_driver(config, rows, batch_id)
+
+
 #: Tables seen holding rows: once a table has rows its MERGEs stay MERGEs (no size check).
 _FILLED: set[str] = set()
 

@@ -36,17 +36,27 @@ def merge_commits(
     delta-rs up to ``delta.driver_write_rows`` of them, by Spark above. ``commits``: the
     batch's offset-commit records, if known: they bound the aggregate's rows
     (:func:`groupwatch.spark.sinks.placed`)."""
-    from pyspark.sql import functions as F
-
-    key = F.col("key")
     with sinks.placed(config, _aggregated(df), commits) as (data, aggregated):
         if data is not None:
             bad = _merge_on_driver(config, data, batch_id)
         else:
             bad = _merge_by_spark(spark, config, aggregated, batch_id)
+    return _malformed(bad)
+
+
+def merge_aggregated(config: Config, aggregated: pa.Table, batch_id: int) -> Column | None:
+    """:func:`merge_commits` of an aggregate made on the driver
+    (:func:`groupwatch.spark.commits_arrow.aggregated`), MERGEd from there."""
+    return _malformed(_merge_on_driver(config, aggregated, batch_id))
+
+
+def _malformed(bad: list[bytes | None]) -> Column | None:
+    """The condition matching the commits of the malformed prefixes ``bad`` (None: none)."""
+    from pyspark.sql import functions as F
+
     if not bad:
         return None
-    prefix = keys.commit_prefix(key)
+    prefix = keys.commit_prefix(F.col("key"))
     known = [bytearray(p) for p in bad if p is not None]
     malformed = prefix.isNull() if None in bad else F.lit(False)
     if known:

@@ -39,6 +39,7 @@ from groupwatch.protocol.specs import GROUP_METADATA_TYPE
 from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
+    commits_arrow,
     committed,
     driver_stage,
     offsets,
@@ -239,7 +240,20 @@ class GroupwatchQuery:
                     CAUGHT_UP, self._caught_up_check, frame, stats.rows, stats.partitions
                 ),
             )
-            if stats.has_commits:
+            if stats.has_commits and self._small(batch):
+                # Aggregated on the driver from the batch's commits, collected once.
+                rows = source.commit_rows(batch.rows).toArrow()
+                malformed = self._step(
+                    OFFSETS,
+                    offsets.merge_aggregated,
+                    self.config,
+                    commits_arrow.aggregated(rows),
+                    batch_id,
+                )
+                batch = dataclasses.replace(batch, malformed=malformed)
+                newest = commits_arrow.newest(rows)
+                self._step(COMMITTED, committed.merge_newest, self.config, newest, batch_id)
+            elif stats.has_commits:
                 args = (self.spark, self.config, batch.rows, batch_id, stats.commits)
                 batch = dataclasses.replace(
                     batch, malformed=self._step(OFFSETS, offsets.merge_commits, *args)
@@ -353,16 +367,16 @@ class GroupwatchQuery:
         finally:
             out.unpersist()
 
+    def _small(self, batch: Batch) -> bool:
+        """Whether the batch is one the driver takes on itself: at most
+        ``job.driver_stage_rows`` rows, its tables on a file system the driver sees."""
+        rows = batch.stats.rows
+        return 0 < rows <= self.config.job.driver_stage_rows and sinks.on_driver(self.config, rows)
+
     def _on_driver(self, batch: Batch) -> bool:
         """Whether the batch's Python stage runs on the driver
-        (:mod:`~groupwatch.spark.driver_stage`): a batch of at most ``job.driver_stage_rows``
-        rows whose state the cache serves, its tables on a file system the driver sees."""
-        limit = self.config.job.driver_stage_rows
-        return (
-            0 < batch.stats.rows <= limit
-            and sinks.on_driver(self.config, batch.stats.rows)
-            and self.state.serves(batch.batch_id)
-        )
+        (:mod:`~groupwatch.spark.driver_stage`): a small batch whose state the cache serves."""
+        return self._small(batch) and self.state.serves(batch.batch_id)
 
     def _analyze_on_driver(
         self, batch: Batch, due: list[str], views: dict[str, BrokerView]

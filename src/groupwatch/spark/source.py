@@ -142,6 +142,15 @@ def python_records(df: DataFrame, malformed_commits: Column | None) -> DataFrame
     )
 
 
+def commit_rows(df: DataFrame) -> DataFrame:
+    """The batch's offset commits as :mod:`groupwatch.spark.commits_arrow` reads them."""
+    from pyspark.sql import functions as F
+
+    return df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES)).select(
+        "key", "value", "offset", "ts"
+    )
+
+
 def driver_rows(df: DataFrame, malformed_commits: Column | None) -> DataFrame:
     """What a batch run on the driver collects (:mod:`groupwatch.spark.driver_stage`): the
     records :func:`python_records` selects, marked ``python``, and every other offset commit
