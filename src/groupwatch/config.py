@@ -93,10 +93,11 @@ class JobConfig:
     #: batch reads its groups' state without scanning ``group_state`` (0 = off: every batch
     #: reads the table).  Over the limit the job logs a warning and reads the table.
     state_cache_mb: int = 1024
-    #: A batch of up to this many rows whose groups' state the driver's cache holds runs its
-    #: Python stage on the driver, with no Spark job but the one that collects its records
-    #: (docs/job.md, "The Python stage of a small batch"); larger ones in the Python workers.
-    #: Needs the tables on a file system the driver sees. 0 = always in the workers.
+    #: A batch of up to this many rows has its offset commits aggregated on the driver, and,
+    #: when the driver's cache holds its groups' state, runs its Python stage there too, with
+    #: no Spark job but the ones that collect its rows (docs/job.md, "The Python stage of a
+    #: small batch"); larger ones in Spark and the Python workers. Needs the tables on a file
+    #: system the driver sees. 0 = always in Spark.
     driver_stage_rows: int = 20_000
 
 
