@@ -60,6 +60,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+# Spark's Python workers import groupwatch too, from the environment this process hands
+# them: this tree first, or a checkout measured beside another would run the installed
+# tree's code in its workers.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
 sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_job  # noqa: E402
