@@ -154,9 +154,9 @@ def local_offset_hints(path: Path, version: int, groups: list[str]) -> pa.Table:
             return pa.array([], kind)
         return pc.cast(rows.column(name), kind)
 
-    # Epoch microseconds floored to milliseconds, as Spark's unix_millis does.
-    micros = pc.cast(column("last_commit_time", pa.timestamp("us", "UTC")), pa.int64())
-    millis = pa.array([None if us is None else us // 1000 for us in micros.to_pylist()], pa.int64())
+    millis = pa.array(
+        _unix_millis(column("last_commit_time", pa.timestamp("us", "UTC"))), pa.int64()
+    )
     return pa.table(
         {
             "group": column("group", pa.string()),
@@ -306,17 +306,18 @@ def maintain(
 _CACHED = ("group", "state", "last_event_time", "deleted", "pending_until", "pending_partition")
 
 
-def versions(rows: pa.Table, batch_id: int | None = None) -> Iterator[tuple[str, Version]]:
-    """``group_state`` rows (Arrow, from the table or a batch's output) as cached versions;
-    ``batch_id``: the batch of every row when the rows carry none."""
+def _unix_millis(times: pa.Array | pa.ChunkedArray) -> list[int | None]:
+    """Timestamps (microseconds) as epoch milliseconds, floored as Spark's ``unix_millis``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def millis(name: str) -> list[int | None]:
-        # Epoch microseconds floored to milliseconds, as Spark's unix_millis does.
-        micros = pc.cast(rows.column(name), pa.int64()).to_pylist()
-        return [None if us is None else us // 1000 for us in micros]
+    micros = pc.cast(times, pa.int64()).to_pylist()
+    return [None if us is None else us // 1000 for us in micros]
 
+
+def versions(rows: pa.Table, batch_id: int | None = None) -> Iterator[tuple[str, Version]]:
+    """``group_state`` rows (Arrow, from the table or a batch's output) as cached versions;
+    ``batch_id``: the batch of every row when the rows carry none."""
     batches = (
         [batch_id] * rows.num_rows if batch_id is not None else rows.column("batch_id").to_pylist()
     )
@@ -324,9 +325,9 @@ def versions(rows: pa.Table, batch_id: int | None = None) -> Iterator[tuple[str,
         rows.column("group").to_pylist(),
         batches,
         rows.column("state").to_pylist(),
-        millis("last_event_time"),
+        _unix_millis(rows.column("last_event_time")),
         rows.column("deleted").to_pylist(),
-        millis("pending_until"),
+        _unix_millis(rows.column("pending_until")),
         rows.column("pending_partition").to_pylist(),
         strict=True,
     ):
