@@ -169,10 +169,24 @@ def test_the_job_and_analyze_agree(
     assert any(f.kind == "unassigned_partitions" for f in expected.values())
 
 
-def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    "where",
+    [
+        # The batch on the driver: its Python stage, writes and Great Expectations (pandas).
+        (),
+        # The same in Spark: the stage in the workers, the writes and GX by Spark.
+        ("job.driver_stage_rows=0", "delta.driver_write_rows=0"),
+    ],
+    ids=["driver", "spark"],
+)
+def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path, where) -> None:  # type: ignore[no-untyped-def]
     counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
-    cfg = mirror_config(broker, tmp_path, counts, "validation.every_n_batches=1")
-    run_once(spark, cfg)
+    cfg = mirror_config(broker, tmp_path, counts, "validation.every_n_batches=1", *where)
+    steps: list[str] = []
+    run_once(spark, cfg, step_clock=lambda name, seconds: steps.append(name))
+    from groupwatch.spark import query
+
+    assert (query.DRIVER_PYTHON in steps) == (not where), steps
     rows = [r.asDict(recursive=True) for r in table(spark, cfg, "findings").collect()]
     for row in rows:
         row["evidence"] = json.loads(row["evidence"])

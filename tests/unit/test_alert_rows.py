@@ -63,12 +63,12 @@ def test_a_batch_collected_as_arrow() -> None:
 
 
 def _driver(collected: writes.Collected) -> writes.DriverOutput:
-    return writes.DriverOutput(None, None, None, 0, None, collected)  # type: ignore[arg-type]
+    return writes.DriverOutput(None, None, 0, collected)  # type: ignore[arg-type]
 
 
 def _spark(snapshots: _Frame) -> writes.SparkOutput:
     rows = writes.BatchRows(snapshots, None, None)  # type: ignore[arg-type]
-    return writes.SparkOutput(None, None, None, 0, rows)  # type: ignore[arg-type]
+    return writes.SparkOutput(None, None, 0, None, rows)  # type: ignore[arg-type]
 
 
 class _Frame:

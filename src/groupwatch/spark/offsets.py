@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import locations, tables, upkeep
+from groupwatch import deltalog, locations, tables, upkeep
 from groupwatch.config import Config
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
 from groupwatch.spark import deltawrite, keys, sinks
@@ -153,14 +153,9 @@ def version_before(spark: SparkSession, config: Config, batch_id: int) -> int:
     path = config.table_path(tables.GROUP_OFFSETS.name)
     local = locations.local_path(path)
     if local is not None:
-        # The log's newest commits read from the driver: Spark's history is a Spark job and
-        # its planning on every batch, a fixed cost of each small batch.
-        from deltalake import DeltaTable as LogReader
-
-        entries = [
-            (int(e["version"]), e.get("userMetadata"))
-            for e in LogReader(str(local)).history(_HISTORY)
-        ]
+        # The log's newest commit files read from the driver: Spark's history is a Spark
+        # job and its planning on every batch, and delta-rs's loads the table's snapshot.
+        entries = deltalog.newest_notes(local, _HISTORY)
     else:
         from delta.tables import DeltaTable
 

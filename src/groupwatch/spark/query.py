@@ -436,7 +436,7 @@ class GroupwatchQuery:
         if counts.get(tables.FINDINGS.name):
             written.write_findings()
         if self.validator is not None and batch_id % self.validate_every == 0:
-            extra = self._step(VALIDATION, self._validate, batch, written.rows, counts)
+            extra = self._step(VALIDATION, self._validate, batch, written, counts)
             if extra is not None:
                 extra = extra.persist()
                 rejected = extra.count()
@@ -459,22 +459,10 @@ class GroupwatchQuery:
         return counts
 
     def _validate(
-        self, batch: Batch, rows: writes.BatchRows, counts: dict[str, int]
+        self, batch: Batch, written: writes.BatchOutput, counts: dict[str, int]
     ) -> DataFrame | None:
-        from groupwatch.spark.validation import validate_batch
-
         assert self.validator is not None
-        return validate_batch(
-            self.spark,
-            self.config,
-            self.validator,
-            batch.batch_id,
-            rows.snapshots,
-            rows.members,
-            batch.rows,
-            batch.detected_at,
-            counts,
-        )
+        return written.validate(self.validator, batch.rows, batch.detected_at, counts)
 
     def _maintain_state(self, batch_id: int, clock_ms: int) -> None:
         """Every N-th batch: state versions no batch will read again dropped, and the state of

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,8 @@ from groupwatch.config import Config
 from groupwatch.spark import deltawrite, sinks
 
 if TYPE_CHECKING:
+    import pandas as pd  # type: ignore[import-untyped]
+    import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger("groupwatch.validation")
@@ -61,7 +64,11 @@ class BatchValidator:
         # One progress bar per metric per batch would drown the job's own log.
         self._context.variables.progress_bars = ProgressBarsConfig(globally=False)
         source = self._context.data_sources.add_spark("groupwatch", persist=False)
+        # A batch written from the driver is validated there, as pandas: GX's Spark engine
+        # runs a Spark job per expectation, 2-3 s for a live batch's few hundred rows.
+        local = self._context.data_sources.add_pandas("groupwatch-driver")
         self._definitions: dict[str, Any] = {}
+        self._local_definitions: dict[str, Any] = {}
         for path in suite_files(suites_dir):
             spec = json.loads(path.read_text())
             suite = self._context.suites.add(
@@ -76,6 +83,14 @@ class BatchValidator:
             self._definitions[path.stem] = self._context.validation_definitions.add(
                 gx.ValidationDefinition(name=f"validate-{path.stem}", data=batch, suite=suite)
             )
+            local_batch = local.add_dataframe_asset(
+                name=path.stem
+            ).add_batch_definition_whole_dataframe("micro-batch")
+            self._local_definitions[path.stem] = self._context.validation_definitions.add(
+                gx.ValidationDefinition(
+                    name=f"validate-{path.stem}-driver", data=local_batch, suite=suite
+                )
+            )
         log.info("expectation suites: %s", ", ".join(self._definitions) or "none")
 
     @property
@@ -83,16 +98,20 @@ class BatchValidator:
         return list(self._definitions)
 
     def validate(
-        self, table_name: str, df: DataFrame, rows: int | None = None
+        self, table_name: str, df: DataFrame | pd.DataFrame, rows: int | None = None
     ) -> list[ExpectationResult]:
-        """Validate ``df`` (``rows`` long, if the caller knows) against the table's suite.
+        """Validate ``df`` (a Spark or a pandas frame, ``rows`` long if the caller knows)
+        against the table's suite.
 
         Two passes: the first asks GX for pass/fail only, which for Spark is one aggregate per
         expectation; only when something fails does the second collect the offending rows'
         positions (GX's COMPLETE format, a filtered scan per expectation). A healthy batch
         of half a million member rows thus costs a fraction of the full report.
         """
-        definition = self._definitions[table_name]
+        import pandas as pd
+
+        local = isinstance(df, pd.DataFrame)
+        definition = (self._local_definitions if local else self._definitions)[table_name]
         quick = definition.run(
             batch_parameters={"dataframe": df}, result_format={"result_format": "BOOLEAN_ONLY"}
         )
@@ -126,7 +145,9 @@ class BatchValidator:
         offenders = tuple(
             (int(i["source_partition"]), int(i["source_offset"]))
             for i in raw.get("unexpected_index_list") or []
-            if isinstance(i, dict) and i.get("source_offset") is not None
+            if isinstance(i, dict)
+            and _known(i.get("source_offset"))
+            and _known(i.get("source_partition"))
         )
         return ExpectationResult(
             table_name=table_name,
@@ -148,6 +169,11 @@ def _name(cfg: Any) -> str:
     """The expectation as results name it: its type, and its column if it has one."""
     column = cfg.kwargs.get("column")
     return f"{cfg.type}({column})" if column else str(cfg.type)
+
+
+def _known(value: Any) -> bool:
+    """Whether an offender's position is there: pandas reads a null integer as NaN."""
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
 def _raised(r: Any) -> bool:
@@ -172,7 +198,7 @@ def _write_results(
     """Append the batch's ``validation_results`` rows (from the driver when few enough)."""
     table = tables.VALIDATION_RESULTS
     if sinks.on_driver(config, len(results)):
-        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow as pa
 
         names = table.column_names
         rows = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in results])
@@ -201,27 +227,121 @@ def validate_batch(
     (persisted) ``source`` rows by position: the Python stage's output does not carry the
     values of the records it decoded, which would double what crosses from Python.
     """
+    views: dict[str, DataFrame | pd.DataFrame] = {
+        "group_snapshots": snapshots,
+        "member_assignments": spark_member_views(members),
+    }
+    return _validated(spark, config, validator, batch_id, views, source, detected_at, counts)
+
+
+def spark_member_views(members: DataFrame) -> DataFrame:
+    """``member_assignments`` rows with the two columns the suite checks that the table does
+    not hold: the lowest partition assigned, and whether a classic member's assignment stays
+    within its subscription."""
     from pyspark.sql import functions as F
 
     assigned = F.flatten(F.transform("assignment", lambda tp: tp["partitions"]))
-    views = {
-        "group_snapshots": snapshots,
-        "member_assignments": members.withColumn(
-            "min_assigned_partition", F.array_min(assigned)
-        ).withColumn(
-            "assigned_topics_subscribed",
-            # Classic members only: a KIP-848 member's assignment names topics by id until
-            # a record or the brokers name them, and a streams member's by subtopology;
-            # the engine checks those (assignment_outside_subscription) once confirmed.
-            F.when(
-                F.col("group_type") == "classic",
-                F.forall(
-                    F.coalesce("assignment", F.array()),
-                    lambda tp: F.array_contains(F.coalesce("topics", F.array()), tp["topic"]),
-                ),
+    return members.withColumn("min_assigned_partition", F.array_min(assigned)).withColumn(
+        "assigned_topics_subscribed",
+        # Classic members only: a KIP-848 member's assignment names topics by id until
+        # a record or the brokers name them, and a streams member's by subtopology;
+        # the engine checks those (assignment_outside_subscription) once confirmed.
+        F.when(
+            F.col("group_type") == "classic",
+            F.forall(
+                F.coalesce("assignment", F.array()),
+                lambda tp: F.array_contains(F.coalesce("topics", F.array()), tp["topic"]),
             ),
         ),
-    }
+    )
+
+
+def validate_arrow_batch(
+    spark: SparkSession,
+    config: Config,
+    validator: BatchValidator,
+    batch_id: int,
+    snapshots: pa.Table | None,
+    members: pa.Table | None,
+    source: DataFrame,
+    detected_at: dt.datetime,
+    counts: dict[str, int],
+) -> DataFrame | None:
+    """:func:`validate_batch` of rows collected to the driver (Arrow, None: the table has
+    none), validated there as pandas with the same suites; the derived columns are
+    :func:`member_views`', which equal :func:`spark_member_views`'."""
+    views: dict[str, DataFrame | pd.DataFrame] = {}
+    if snapshots is not None:
+        views["group_snapshots"] = snapshots.to_pandas()
+    if members is not None:
+        views["member_assignments"] = member_views(members).to_pandas()
+    return _validated(spark, config, validator, batch_id, views, source, detected_at, counts)
+
+
+def member_views(members: pa.Table) -> pa.Table:
+    """``member_assignments`` rows with the two columns :func:`validate_batch` derives in
+    Spark, computed with Spark SQL's semantics: ``min_assigned_partition`` is
+    ``array_min(flatten(transform(assignment, tp -> tp.partitions)))`` (null when the
+    assignment or any topic's partitions are null, or nothing is assigned), and
+    ``assigned_topics_subscribed`` ``forall(assignment, tp -> array_contains(topics,
+    tp.topic))`` for classic members (three-valued, as SQL's), null for the others."""
+    import pyarrow as pa
+
+    assignments = members.column("assignment").to_pylist()
+    topics = members.column("topics").to_pylist()
+    kinds = members.column("group_type").to_pylist()
+    lowest: list[int | None] = []
+    subscribed: list[bool | None] = []
+    for assignment, subscription, kind in zip(assignments, topics, kinds, strict=True):
+        lowest.append(_lowest_partition(assignment))
+        subscribed.append(
+            _all_subscribed(assignment or [], subscription or []) if kind == "classic" else None
+        )
+    return members.append_column(
+        "min_assigned_partition", pa.array(lowest, pa.int32())
+    ).append_column("assigned_topics_subscribed", pa.array(subscribed, pa.bool_()))
+
+
+def _lowest_partition(assignment: list[dict[str, Any]] | None) -> int | None:
+    if assignment is None or any(tp["partitions"] is None for tp in assignment):
+        return None  # Spark's flatten is null if any inner array is
+    found = [p for tp in assignment for p in tp["partitions"] if p is not None]
+    return min(found) if found else None
+
+
+def _all_subscribed(assignment: list[dict[str, Any]], topics: list[str | None]) -> bool | None:
+    """SQL's ``forall`` of ``array_contains``: false if any is false, else null if any is
+    null, else true."""
+    verdicts = [_contains(topics, tp["topic"]) for tp in assignment]
+    if False in verdicts:
+        return False
+    return None if None in verdicts else True
+
+
+def _contains(values: list[str | None], value: str | None) -> bool | None:
+    """SQL's ``array_contains``: null for a null value, true if found, else null if the
+    array holds a null, else false."""
+    if value is None:
+        return None
+    if value in values:
+        return True
+    return None if None in values else False
+
+
+def _validated(
+    spark: SparkSession,
+    config: Config,
+    validator: BatchValidator,
+    batch_id: int,
+    views: dict[str, DataFrame | pd.DataFrame],
+    source: DataFrame,
+    detected_at: dt.datetime,
+    counts: dict[str, int],
+) -> DataFrame | None:
+    """The suites run on ``views``; their results written, their offenders' quarantine rows
+    returned."""
+    from pyspark.sql import functions as F
+
     results: list[tuple[int, str, str, bool, int, str, dt.datetime]] = []
     offenders: list[tuple[int, int, str, str | None, str]] = []
     for name in validator.tables:

@@ -8,13 +8,15 @@ A batch small enough (``delta.driver_write_rows``, :func:`groupwatch.spark.sinks
 collected to the driver as Arrow (:func:`collect`) and written there with delta-rs
 (:mod:`groupwatch.spark.deltawrite`), under the same transaction ids; larger ones by Spark.
 The choice is made once per batch (:func:`output_of`): the batch's :class:`BatchOutput` is a
-:class:`SparkOutput` or a :class:`DriverOutput`, and the query asks it to write, to add
-validation's quarantine rows, for the state versions and for the notifier's rows alike.
+:class:`SparkOutput` or a :class:`DriverOutput`, and the query asks it to validate (by Spark or
+on the driver), to write, to add validation's quarantine rows, for the state versions and for
+the notifier's rows alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
 import logging
 from abc import ABC, abstractmethod
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+    from groupwatch.spark.validation import BatchValidator
 
 log = logging.getLogger("groupwatch.job")
 
@@ -160,14 +164,23 @@ AlertRows = tuple[list[tables.FindingRow], list[AlertSnapshot]]
 @dataclass(frozen=True)
 class BatchOutput(ABC):
     """A batch's Python-stage output (persisted by the caller) and where its rows are written
-    from; :func:`output_of` picks the kind once per batch.  ``rows`` are the lazy frames of the
-    appended tables (validation reads them whichever way the batch is written)."""
+    from; :func:`output_of` picks the kind once per batch."""
 
     spark: SparkSession
     config: Config
-    out: DataFrame
     batch_id: int
-    rows: BatchRows
+
+    @abstractmethod
+    def validate(
+        self,
+        validator: BatchValidator,
+        source: DataFrame,
+        detected_at: dt.datetime,
+        counts: dict[str, int],
+    ) -> DataFrame | None:
+        """Great Expectations on the rows about to be appended, where they are
+        (:mod:`~groupwatch.spark.validation`); the quarantine rows of their offenders, taken
+        from the batch's ``source`` rows."""
 
     @abstractmethod
     def write_findings(self) -> None:
@@ -200,6 +213,31 @@ class BatchOutput(ABC):
 @dataclass(frozen=True)
 class SparkOutput(BatchOutput):
     """Written by Spark from the persisted output."""
+
+    out: DataFrame
+    rows: BatchRows
+
+    def validate(
+        self,
+        validator: BatchValidator,
+        source: DataFrame,
+        detected_at: dt.datetime,
+        counts: dict[str, int],
+    ) -> DataFrame | None:
+        from groupwatch.spark.validation import validate_batch
+
+        rows = self.rows
+        return validate_batch(
+            self.spark,
+            self.config,
+            validator,
+            self.batch_id,
+            rows.snapshots,
+            rows.members,
+            source,
+            detected_at,
+            counts,
+        )
 
     def write_findings(self) -> None:
         findings = table_rows(self.out, tables.FINDINGS)
@@ -261,10 +299,31 @@ class SparkOutput(BatchOutput):
 @dataclass(frozen=True)
 class DriverOutput(BatchOutput):
     """Collected to the driver as Arrow (:func:`collect`) and written there with delta-rs,
-    under the same transaction ids as Spark's writes; ``rows`` are then read by validation
-    only."""
+    under the same transaction ids as Spark's writes, and validated there."""
 
     collected: Collected = dataclasses.field(default_factory=dict)
+
+    def validate(
+        self,
+        validator: BatchValidator,
+        source: DataFrame,
+        detected_at: dt.datetime,
+        counts: dict[str, int],
+    ) -> DataFrame | None:
+        from groupwatch.spark.validation import validate_arrow_batch
+
+        collected = self.collected
+        return validate_arrow_batch(
+            self.spark,
+            self.config,
+            validator,
+            self.batch_id,
+            collected.get(tables.GROUP_SNAPSHOTS.name),
+            collected.get(tables.MEMBER_ASSIGNMENTS.name),
+            source,
+            detected_at,
+            counts,
+        )
 
     def write_findings(self) -> None:
         table = tables.FINDINGS
@@ -346,10 +405,9 @@ def output_of(
 ) -> BatchOutput:
     """The batch's output, written from the driver when its ``total_rows`` are few enough
     (``delta.driver_write_rows``), else by Spark: chosen here, once."""
-    rows = batch_rows(out)
     if sinks.on_driver(config, total_rows):
-        return DriverOutput(spark, config, out, batch_id, rows, collect(out))
-    return SparkOutput(spark, config, out, batch_id, rows)
+        return DriverOutput(spark, config, batch_id, collect(out))
+    return SparkOutput(spark, config, batch_id, out, batch_rows(out))
 
 
 def driver_output(
@@ -357,8 +415,8 @@ def driver_output(
 ) -> BatchOutput:
     """The output of a Python stage run on the driver (:mod:`groupwatch.spark.driver_stage`),
     written from there unless it has more rows than the driver writes (then by Spark, from
-    a local relation); validation reads it as one."""
-    frame = spark.createDataFrame(out, schema=schema)
+    a local relation)."""
     if not sinks.on_driver(config, out.num_rows):
-        return SparkOutput(spark, config, frame, batch_id, batch_rows(frame))
-    return DriverOutput(spark, config, frame, batch_id, batch_rows(frame), collect_arrow(out))
+        frame = spark.createDataFrame(out, schema=schema)
+        return SparkOutput(spark, config, batch_id, frame, batch_rows(frame))
+    return DriverOutput(spark, config, batch_id, collect_arrow(out))
