@@ -22,6 +22,17 @@ def _ts(ms: int) -> dt.datetime:
     return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
 
 
+@pytest.fixture(params=["driver", "spark"])
+def where(request, monkeypatch) -> str:  # type: ignore[no-untyped-def]
+    """Maintenance from the driver (local tables, delta-rs) or by Spark (as on an object
+    store)."""
+    if request.param == "spark":
+        from groupwatch.spark import state_store
+
+        monkeypatch.setattr(state_store, "_local_tables", lambda config: None)
+    return str(request.param)
+
+
 def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
     from groupwatch.spark.query import GroupwatchQuery
 
@@ -51,7 +62,7 @@ def _left(spark, cfg) -> set[tuple[str, int]]:  # type: ignore[no-untyped-def]
     return {(r.group, r.batch_id) for r in df.collect()}
 
 
-def test_maintenance_keeps_what_a_replay_reads(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_maintenance_keeps_what_a_replay_reads(spark, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
     job, cfg = _job(spark, tmp_path)
     fresh, old = _ts(NOW_MS - HOUR_MS), _ts(NOW_MS - 48 * HOUR_MS)
     _state(
@@ -93,7 +104,7 @@ def test_maintenance_keeps_what_a_replay_reads(spark, tmp_path: Path) -> None:  
     assert len(_left(spark, cfg)) == 4
 
 
-def test_maintenance_runs_only_every_n_batches_and_can_be_off(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_maintenance_every_n_batches_or_never(spark, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
     job, cfg = _job(spark, tmp_path / "a")
     rows = [("g", 1, "{}", _ts(NOW_MS), False), ("g", 2, "{}", _ts(NOW_MS), False)]
     _state(spark, cfg, rows)
@@ -112,8 +123,52 @@ def test_maintenance_runs_only_every_n_batches_and_can_be_off(spark, tmp_path: P
     assert _left(spark, cfg_off) == {("g", 1), ("g", 2)}
 
 
-def test_expiry_can_be_off(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_expiry_can_be_off(spark, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
     job, cfg = _job(spark, tmp_path, "job.expire_idle_groups_hours=0")
     _state(spark, cfg, [("silent", 1, "{}", _ts(NOW_MS - 10_000 * HOUR_MS), False)])
     job._maintain_state(BATCH, NOW_MS)
     assert _left(spark, cfg) == {("silent", 1)}
+
+
+def test_the_driver_maintains_as_spark_does(spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Random versions (superseded, deleted, reborn, silent, without an event time) and
+    commits, maintained by each path on its own copy: the same versions left, the same
+    counts and the same groups forgotten."""
+    import random
+
+    from groupwatch.spark import state_store
+
+    on_driver = state_store._local_tables
+    for seed in range(4):
+        rng = random.Random(seed)
+        rows = []
+        for g in range(12):
+            for version in sorted(rng.sample(range(1, BATCH + 3), rng.randrange(1, 5))):
+                age = rng.choice([1, 2, 30, 47, 49, 80])
+                event = None if rng.random() < 0.1 else _ts(NOW_MS - age * HOUR_MS)
+                gone = rng.random() < 0.2
+                rows.append((f"g{g}", version, None if gone else "{}", event, gone))
+        commits = [
+            (f"g{g}", "t", 1, 1, _ts(NOW_MS - rng.choice([1, 30, 60]) * HOUR_MS))
+            for g in range(12)
+            if rng.random() < 0.4
+        ]
+        done = {}
+        left = {}
+        for path in ("driver", "spark"):
+            monkeypatch.setattr(
+                state_store,
+                "_local_tables",
+                on_driver if path == "driver" else (lambda config: None),
+            )
+            job, cfg = _job(spark, tmp_path / f"{seed}-{path}")
+            _state(spark, cfg, rows)
+            if commits:
+                spark.createDataFrame(commits, tables.GROUP_OFFSETS.ddl).write.format("delta").mode(
+                    "append"
+                ).save(cfg.table_path("group_offsets"))
+            done[path] = state_store.maintain(spark, cfg, BATCH, NOW_MS)
+            left[path] = _left(spark, cfg)
+        assert left["driver"] == left["spark"], seed
+        assert done["driver"] == done["spark"], seed
+        assert done["spark"] is not None and done["spark"].dropped, seed

@@ -160,6 +160,28 @@ def merge_rows_once(
     return _retried(write, f"{path.name} merge")
 
 
+def delete_matching_once(
+    path: Path, rows: pa.Table, app_id: str, batch_id: int, *, on: str
+) -> bool:
+    """Delete the table's rows that match one of ``rows`` (``on``: SQL over ``t`` and ``s``)
+    unless this (app, batch) already did; whether it wrote."""
+
+    def write() -> bool:
+        target = DeltaTable(str(path))
+        if _written(target, app_id, batch_id):
+            return False
+        target.merge(
+            rows,
+            on,
+            source_alias="s",
+            target_alias="t",
+            commit_properties=_commit(app_id, batch_id, None),
+        ).when_matched_delete().execute()
+        return True
+
+    return _retried(write, f"{path.name} delete")
+
+
 def _merge(
     path: Path,
     table: Table,
