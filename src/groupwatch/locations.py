@@ -31,7 +31,10 @@ def join(root: str, name: str) -> str:
 
 
 def local_path(location: str) -> Path | None:
-    """The local path of a plain path or a ``file:`` URI; None for a remote store."""
+    """The local path of a plain path or a ``file:`` URI (``file:///a/b``, or Hadoop's
+    ``file:/a/b``, which :func:`join` writes); None for a remote store."""
+    if location.startswith("file:/") and not location.startswith("file://"):
+        return Path(unquote(location[len("file:") :]))
     if not is_uri(location):
         return Path(location)
     parsed = urlparse(location)

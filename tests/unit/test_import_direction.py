@@ -144,6 +144,7 @@ LAYERS: dict[str, int] = {
     "group_state": 6,
     "processing": 7,
     "deltaread": 8,
+    "deltalog": 8,
     "upkeep": 9,
     "notify": 9,
     "lag": 9,

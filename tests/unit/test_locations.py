@@ -20,6 +20,9 @@ def test_local_uris_take_hadoops_spelling() -> None:
     assert cfg.checkpoint_path("groupwatch") == "file:/data/gw/groupwatch"
     assert locations.local_path("file:///data/gw") == Path("/data/gw")
     assert locations.local_path("file://localhost/data/gw") == Path("/data/gw")
+    # The spelling the table paths take is itself read back as the local path.
+    assert locations.local_path("file:/data/gw/groupwatch") == Path("/data/gw/groupwatch")
+    assert locations.local_path("file:/data/g%20w") == Path("/data/g w")
 
 
 @pytest.mark.parametrize(
