@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+#: A scheme and an authority (``s3a://``, ``file:///``), or Hadoop's spelling of a local URI
+#: (``file:/a/b``, which :func:`join` writes).
+_SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|file:/)")
 
 
 def is_uri(location: str) -> bool:
@@ -32,9 +34,7 @@ def join(root: str, name: str) -> str:
 
 def local_path(location: str) -> Path | None:
     """The local path of a plain path or a ``file:`` URI (``file:///a/b``, or Hadoop's
-    ``file:/a/b``, which :func:`join` writes); None for a remote store."""
-    if location.startswith("file:/") and not location.startswith("file://"):
-        return Path(unquote(location[len("file:") :]))
+    ``file:/a/b``); None for a remote store."""
     if not is_uri(location):
         return Path(location)
     parsed = urlparse(location)
