@@ -1,7 +1,7 @@
-"""Great Expectations on the driver (``validation.validate_arrow_batch``, pandas) against the
-same suites run by Spark (``validate_batch``) on the same rows: the derived columns value for
-value, and every expectation's verdict, count and offenders, over random rows that break each
-expectation now and then (nulls, empty names, negative generations and partitions, topics
+"""Great Expectations on the driver (``validation.arrow_views``, pandas) against the same
+suites run by Spark (``validation.spark_views``) on the same rows: the derived columns value
+for value, and every expectation's verdict, count and offenders, over random rows that break
+each expectation now and then (nulls, empty names, negative generations and partitions, topics
 outside the subscription, null topics and partition lists, every group type)."""
 
 from __future__ import annotations
@@ -97,14 +97,10 @@ def test_the_driver_validates_as_spark_does(spark) -> None:  # type: ignore[no-u
 
         got: dict[str, list[validation.ExpectationResult]] = {"spark": [], "driver": []}
         views = {
-            "spark": {
-                "group_snapshots": spark.createDataFrame(snapshots),
-                "member_assignments": validation.spark_member_views(spark.createDataFrame(members)),
-            },
-            "driver": {
-                "group_snapshots": snapshots.to_pandas(),
-                "member_assignments": local_views.to_pandas(),
-            },
+            "spark": validation.spark_views(
+                spark.createDataFrame(snapshots), spark.createDataFrame(members)
+            ),
+            "driver": validation.arrow_views(snapshots, members),
         }
         for where, frames in views.items():
             for name, frame in frames.items():

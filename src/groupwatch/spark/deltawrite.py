@@ -26,6 +26,7 @@ from pathlib import Path
 import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
+from deltalake.table import TableMerger
 
 from groupwatch.deltaread import schema
 from groupwatch.tables import Table
@@ -140,6 +141,43 @@ def merge_rows_once(
     SQL: ``on`` matches, ``delete_when`` deletes matched rows, the others are updated by
     ``update``; unmatched rows are inserted by ``insert`` where ``insert_when`` holds."""
 
+    def clauses(merger: TableMerger) -> TableMerger:
+        if delete_when is not None:
+            merger = merger.when_matched_delete(delete_when)
+        merger = merger.when_matched_update(dict(update))
+        return merger.when_not_matched_insert(dict(insert), insert_when)
+
+    return _sql_merge_once(path, data, app_id, batch_id, on, clauses, f"{path.name} merge")
+
+
+def delete_matching_once(
+    path: Path, rows: pa.Table, app_id: str, batch_id: int, *, on: str
+) -> bool:
+    """Delete the table's rows that match one of ``rows`` (``on``: SQL over ``t`` and ``s``)
+    unless this (app, batch) already did; whether it wrote."""
+    return _sql_merge_once(
+        path,
+        rows,
+        app_id,
+        batch_id,
+        on,
+        lambda merger: merger.when_matched_delete(),
+        f"{path.name} delete",
+    )
+
+
+def _sql_merge_once(
+    path: Path,
+    data: pa.Table,
+    app_id: str,
+    batch_id: int,
+    on: str,
+    clauses: Callable[[TableMerger], TableMerger],
+    what: str,
+) -> bool:
+    """A MERGE of ``data`` as ``s`` into the table as ``t`` on ``on``, with ``clauses``, under
+    the (app, batch) transaction unless the table already holds it."""
+
     def write() -> bool:
         target = DeltaTable(str(path))
         if _written(target, app_id, batch_id):
@@ -151,35 +189,10 @@ def merge_rows_once(
             target_alias="t",
             commit_properties=_commit(app_id, batch_id, None),
         )
-        if delete_when is not None:
-            merger = merger.when_matched_delete(delete_when)
-        merger = merger.when_matched_update(dict(update))
-        merger.when_not_matched_insert(dict(insert), insert_when).execute()
+        clauses(merger).execute()
         return True
 
-    return _retried(write, f"{path.name} merge")
-
-
-def delete_matching_once(
-    path: Path, rows: pa.Table, app_id: str, batch_id: int, *, on: str
-) -> bool:
-    """Delete the table's rows that match one of ``rows`` (``on``: SQL over ``t`` and ``s``)
-    unless this (app, batch) already did; whether it wrote."""
-
-    def write() -> bool:
-        target = DeltaTable(str(path))
-        if _written(target, app_id, batch_id):
-            return False
-        target.merge(
-            rows,
-            on,
-            source_alias="s",
-            target_alias="t",
-            commit_properties=_commit(app_id, batch_id, None),
-        ).when_matched_delete().execute()
-        return True
-
-    return _retried(write, f"{path.name} delete")
+    return _retried(write, what)
 
 
 def _merge(

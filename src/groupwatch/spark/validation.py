@@ -209,29 +209,14 @@ def _write_results(
     sinks.append_once(frame, table, config, sinks.APP_ID, batch_id)
 
 
-def validate_batch(
-    spark: SparkSession,
-    config: Config,
-    validator: BatchValidator,
-    batch_id: int,
-    snapshots: DataFrame,
-    members: DataFrame,
-    source: DataFrame,
-    detected_at: dt.datetime,
-    counts: dict[str, int],
-) -> DataFrame | None:
-    """Run the GX suites on a batch's rows; failures become validation rows and quarantine rows
-    (returned, not yet written: they join the batch's own quarantine rows).
+#: The frames a batch's suites run on, by table: Spark's or pandas', never mixed in a batch.
+Views = dict[str, "DataFrame | pd.DataFrame"]
 
-    An offending row is quarantined with its record's raw bytes, taken from the batch's
-    (persisted) ``source`` rows by position: the Python stage's output does not carry the
-    values of the records it decoded, which would double what crosses from Python.
-    """
-    views: dict[str, DataFrame | pd.DataFrame] = {
-        "group_snapshots": snapshots,
-        "member_assignments": spark_member_views(members),
-    }
-    return _validated(spark, config, validator, batch_id, views, source, detected_at, counts)
+
+def spark_views(snapshots: DataFrame, members: DataFrame) -> Views:
+    """What the suites read of a batch's rows in Spark: the snapshots, and the members with
+    :func:`spark_member_views`' derived columns."""
+    return {"group_snapshots": snapshots, "member_assignments": spark_member_views(members)}
 
 
 def spark_member_views(members: DataFrame) -> DataFrame:
@@ -256,26 +241,16 @@ def spark_member_views(members: DataFrame) -> DataFrame:
     )
 
 
-def validate_arrow_batch(
-    spark: SparkSession,
-    config: Config,
-    validator: BatchValidator,
-    batch_id: int,
-    snapshots: pa.Table | None,
-    members: pa.Table | None,
-    source: DataFrame,
-    detected_at: dt.datetime,
-    counts: dict[str, int],
-) -> DataFrame | None:
-    """:func:`validate_batch` of rows collected to the driver (Arrow, None: the table has
-    none), validated there as pandas with the same suites; the derived columns are
-    :func:`member_views`', which equal :func:`spark_member_views`'."""
-    views: dict[str, DataFrame | pd.DataFrame] = {}
+def arrow_views(snapshots: pa.Table | None, members: pa.Table | None) -> Views:
+    """What the suites read of rows collected to the driver (Arrow, None: the table has none),
+    as pandas; the derived columns are :func:`member_views`', which equal
+    :func:`spark_member_views`'."""
+    views: Views = {}
     if snapshots is not None:
         views["group_snapshots"] = snapshots.to_pandas()
     if members is not None:
         views["member_assignments"] = member_views(members).to_pandas()
-    return _validated(spark, config, validator, batch_id, views, source, detected_at, counts)
+    return views
 
 
 def member_views(members: pa.Table) -> pa.Table:
@@ -328,18 +303,24 @@ def _contains(values: list[str | None], value: str | None) -> bool | None:
     return None if None in values else False
 
 
-def _validated(
+def validate_batch(
     spark: SparkSession,
     config: Config,
     validator: BatchValidator,
     batch_id: int,
-    views: dict[str, DataFrame | pd.DataFrame],
+    views: Views,
     source: DataFrame,
     detected_at: dt.datetime,
     counts: dict[str, int],
 ) -> DataFrame | None:
-    """The suites run on ``views``; their results written, their offenders' quarantine rows
-    returned."""
+    """Run the GX suites on a batch's rows (``views``: :func:`spark_views` or
+    :func:`arrow_views`); failures become validation rows and quarantine rows (returned, not
+    yet written: they join the batch's own quarantine rows).
+
+    An offending row is quarantined with its record's raw bytes, taken from the batch's
+    (persisted) ``source`` rows by position: the Python stage's output does not carry the
+    values of the records it decoded, which would double what crosses from Python.
+    """
     from pyspark.sql import functions as F
 
     results: list[tuple[int, str, str, bool, int, str, dt.datetime]] = []

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from groupwatch.spark.validation import BatchValidator
+    from groupwatch.spark.validation import BatchValidator, Views
 
 log = logging.getLogger("groupwatch.job")
 
@@ -170,7 +170,6 @@ class BatchOutput(ABC):
     config: Config
     batch_id: int
 
-    @abstractmethod
     def validate(
         self,
         validator: BatchValidator,
@@ -181,6 +180,16 @@ class BatchOutput(ABC):
         """Great Expectations on the rows about to be appended, where they are
         (:mod:`~groupwatch.spark.validation`); the quarantine rows of their offenders, taken
         from the batch's ``source`` rows."""
+        from groupwatch.spark.validation import validate_batch
+
+        views = self._validation_views()
+        return validate_batch(
+            self.spark, self.config, validator, self.batch_id, views, source, detected_at, counts
+        )
+
+    @abstractmethod
+    def _validation_views(self) -> Views:
+        """The appended tables' rows as the suites read them: Spark frames or pandas."""
 
     @abstractmethod
     def write_findings(self) -> None:
@@ -217,27 +226,10 @@ class SparkOutput(BatchOutput):
     out: DataFrame
     rows: BatchRows
 
-    def validate(
-        self,
-        validator: BatchValidator,
-        source: DataFrame,
-        detected_at: dt.datetime,
-        counts: dict[str, int],
-    ) -> DataFrame | None:
-        from groupwatch.spark.validation import validate_batch
+    def _validation_views(self) -> Views:
+        from groupwatch.spark.validation import spark_views
 
-        rows = self.rows
-        return validate_batch(
-            self.spark,
-            self.config,
-            validator,
-            self.batch_id,
-            rows.snapshots,
-            rows.members,
-            source,
-            detected_at,
-            counts,
-        )
+        return spark_views(self.rows.snapshots, self.rows.members)
 
     def write_findings(self) -> None:
         findings = table_rows(self.out, tables.FINDINGS)
@@ -303,26 +295,13 @@ class DriverOutput(BatchOutput):
 
     collected: Collected = dataclasses.field(default_factory=dict)
 
-    def validate(
-        self,
-        validator: BatchValidator,
-        source: DataFrame,
-        detected_at: dt.datetime,
-        counts: dict[str, int],
-    ) -> DataFrame | None:
-        from groupwatch.spark.validation import validate_arrow_batch
+    def _validation_views(self) -> Views:
+        from groupwatch.spark.validation import arrow_views
 
         collected = self.collected
-        return validate_arrow_batch(
-            self.spark,
-            self.config,
-            validator,
-            self.batch_id,
+        return arrow_views(
             collected.get(tables.GROUP_SNAPSHOTS.name),
             collected.get(tables.MEMBER_ASSIGNMENTS.name),
-            source,
-            detected_at,
-            counts,
         )
 
     def write_findings(self) -> None:
