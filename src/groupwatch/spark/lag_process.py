@@ -163,8 +163,13 @@ def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
 
 
 def main() -> None:
-    replies = sys.stdout.buffer
-    # Whatever the child prints goes to the job's error stream, not into the replies.
+    # The replies get a descriptor of their own, and descriptor 1 becomes the job's error
+    # stream: whatever the child prints, from Python or from native code that writes to the
+    # descriptor itself (Arrow's and delta-rs' libraries), cannot land inside a pickled reply
+    # (a live run at fleet scale once read a stray byte where a reply began, and lost a poll).
+    sys.stdout.flush()
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     sys.stdout = sys.stderr
     logging.basicConfig(
         level=logging.INFO,

@@ -163,3 +163,43 @@ def test_a_restart_reads_back_the_history_its_estimates_need_and_no_more(
     slow = next(r for r in a.rows if r.group == "slow")
     assert slow.lag_seconds is not None and not slow.lag_seconds_at_least
     assert abs(slow.lag_seconds - (600 - 150.15)) < 1e-6  # offset 1,000 written at 150.15 s
+
+
+def test_what_the_child_writes_to_its_standard_output_does_not_reach_the_replies(
+    tmp_path: Path,
+) -> None:
+    """Native code writes to descriptor 1 itself, past ``sys.stdout``: the bytes go to the
+    error stream and the reply after them reads whole."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    child_code = (
+        "import os\n"
+        "from groupwatch.spark import lag, lag_process\n"
+        "def stray(self):\n"
+        "    os.write(1, b'5 bytes written to descriptor 1\\n')\n"
+        "    print('and a print')\n"
+        "    return {'t': [0]}\n"
+        "lag.LagJudge.wanted = stray\n"
+        "lag_process.main()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    child = subprocess.Popen(
+        [sys.executable, "-c", child_code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    pickle.dump(_config(tmp_path), child.stdin)
+    for _ in range(2):
+        pickle.dump(("wanted", ()), child.stdin)
+        child.stdin.flush()
+        assert pickle.load(child.stdout) == (True, {"t": [0]})
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 0
+    assert err.count(b"5 bytes written to descriptor 1") == 2
+    assert err.count(b"and a print") == 2
