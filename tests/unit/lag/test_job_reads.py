@@ -351,3 +351,25 @@ def test_a_poll_judges_with_a_short_switch_interval_and_restores_it(
     seen.clear()
     assert apart.judge_due() is not None
     assert seen == [before]
+
+
+def test_the_partitions_asked_for_are_those_committed_to_in_order() -> None:
+    """``committed_partitions`` (columns) is the keys' ``by_topic(sorted(...))``, a partition
+    once however many groups commit to it, topics in code-point order (names beyond ASCII
+    too)."""
+    import random
+
+    from groupwatch.detect.lag.fleet import commits_table, floors_of
+    from groupwatch.spark.lag import by_topic, committed_partitions
+
+    rng = random.Random(7)
+    topics = ["orders", "Orders", "zé", "z", "ünï", "a-1", "a_1", "日本", "🙂x"]
+    for _ in range(30):
+        commits = [
+            Commit(f"g{rng.randrange(5)}", rng.choice(topics), rng.randrange(12), 5, 0)
+            for _ in range(rng.randrange(0, 80))
+        ]
+        table = commits_table(commits)
+        want = by_topic(sorted(floors_of(table)))
+        assert committed_partitions(table) == want
+        assert list(want) == sorted({c.topic for c in commits})

@@ -159,14 +159,15 @@ def _valid(array: Any) -> B:
     return np.asarray(pc.is_valid(array).to_numpy(zero_copy_only=False), dtype=np.bool_)
 
 
-def _take(values: Any, index: I64, mask: Any) -> Any:
-    """``values[index]``, null where ``mask`` (``index`` -1) is true."""
+def _take(values: Any, index: I64) -> Any:
+    """``values[index]``, null where ``index`` is -1."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if len(values) == 0:
         return pa.nulls(len(index), values.type)
-    taken = pc.take(values, pa.array(np.where(index < 0, 0, index)))
-    return pc.if_else(mask, pa.nulls(len(index), values.type), taken)
+    # A null index takes a null: one pass, where taking a stand-in and masking it after
+    # copied a million strings twice (a third of a poll's judgement at fleet scale).
+    return pc.take(values, pa.array(index, pa.int64(), mask=index < 0))
 
 
 def _same(a: Any, b: Any) -> B:
@@ -197,16 +198,27 @@ def _last_per_key(owners: pa.Table) -> pa.Table:
     return pa.table({**{k: last.column(k) for k in KEYS}, "_o": last.column("_o_max")})
 
 
-def _owner_marks(members: Any, generations: Any) -> I64:
+def _owner_marks(members: Any, generations: Any, known: dict[str, int] | None = None) -> I64:
     """``poll._owner_mark`` for each row (its text made as there), computed once per distinct
-    owner; -1 for none."""
+    owner; -1 for none.  ``known``: marks already computed, by text (updated): a fleet's
+    owners are nearly all the same from one poll to the next."""
     text = pc.binary_join_element_wise(
         members, pc.fill_null(pc.cast(generations, pa.string()), "None"), "\x00"
     )
     if isinstance(text, pa.ChunkedArray):
         text = text.combine_chunks()
     encoded = pc.dictionary_encode(text)
-    marks = np.array([mark_of(s) for s in encoded.dictionary.to_pylist()], dtype=np.int64)
+    known = {} if known is None else known
+    texts = encoded.dictionary.to_pylist()
+    for s in texts:
+        if s not in known:
+            known[s] = mark_of(s)
+    marks = np.array([known[s] for s in texts], dtype=np.int64)
+    if len(known) > 2 * len(texts) + 1024:
+        # Owners come and go: the marks of those gone are dropped now and then.
+        kept = dict(zip(texts, marks.tolist(), strict=True))
+        known.clear()
+        known.update(kept)
     idx = _np(encoded.indices)
     return np.where(idx < 0, -1, marks[np.where(idx < 0, 0, idx)] if len(marks) else -1)
 
@@ -262,6 +274,8 @@ class FleetKeeper(LagKeeper):
         super().__init__(rules, compact=True, trim=trim, row_ms=row_ms)
         self._state: _State | None = None
         self._joins: _Joins | None = None
+        #: Owners' marks by their text (``_owner_marks``).
+        self._marks: dict[str, int] = {}
         #: Partitions judged by :func:`judge` itself at the last poll (tests, benchmarks).
         self.judged_one_by_one = 0
 
@@ -319,13 +333,11 @@ class FleetKeeper(LagKeeper):
         if joins is not None and _equal(joins.whose, whose):
             owner_marks = joins.marks
         else:
-            owner_marks = _owner_marks(owners.column("member"), owners.column("generation"))
+            owner_marks = _owner_marks(
+                owners.column("member"), owners.column("generation"), self._marks
+            )
         has_owner = oi >= 0
-        no_owner = pa.array(~has_owner)
-        owner_cols = {
-            name: _take(owners.column(name).combine_chunks(), oi, no_owner)
-            for name in _OWNER_COLUMNS
-        }
+        owner_cols = {name: _take(owners.column(name), oi) for name in _OWNER_COLUMNS}
         mark = np.where(has_owner, owner_marks[np.where(has_owner, oi, 0)], -1) if len(
             owner_marks) else np.full(n, -1, dtype=np.int64)  # fmt: skip
         if state is None:
@@ -351,13 +363,16 @@ class FleetKeeper(LagKeeper):
             p_tn, p_at1, p_at2 = state.t_n[js], state.t_at1[js], state.t_at2[js]
             p_pt1, p_pt2 = state.t_pt1[js], state.t_pt2[js]
             p_tn = np.where(prev, p_tn, 0)
-            not_prev = pa.array(~prev)
             skip = prev.copy()
+
+            def before(column: Any) -> Any:
+                # In the same order as the last poll the last values are the column itself.
+                return column if same_keys else _take(column, j)
+
             for name in _READ_COLUMNS:
-                before = _take(state.read.column(name), j, not_prev)
-                skip &= _same(before, commits.column(name).combine_chunks())
+                skip &= _same(before(state.read.column(name)), commits.column(name))
             for name in _OWNER_COLUMNS:
-                skip &= _same(_take(state.owner.column(name), j, not_prev), owner_cols[name])
+                skip &= _same(before(state.owner.column(name)), owner_cols[name])
         p_rwf = np.where(prev, p_rwf, -1)
         moved, rwf, rwms, gen = _advance(
             prev, skip, p_off, p_moved, p_rwf, p_rwms, p_mark, o, c, m_in, m_has, mark, has_owner
