@@ -1,7 +1,7 @@
 """Benchmark: one lag poll's Python side over the tables a start-up left (no brokers).
 
     .venv/bin/python bench/bench_lag_judge.py --delta-root DIR [--polls 4] [--lagging 0.1]
-        [--silent 0] [--baseline COMMIT] [--gc]
+        [--silent 0] [--churn 0] [--baseline COMMIT] [--gc]
 
 ``DIR`` holds ``committed_offsets``, ``partition_ownership`` and ``member_assignments`` (e.g.
 the tables ``bench/bench_cluster.py --bench startup --keep`` left: 1.2 M committed partitions
@@ -14,7 +14,10 @@ last answers judged again, the rows marked stale).  Times each part of
 commits and the owners, the judgement, the rows for Delta.  The cyclic garbage collector is
 off during the polls, as the job's poller has it (``--gc`` keeps it on).  ``--baseline
 COMMIT``: the same polls by that commit's code (``git archive`` into a temporary folder, run
-in a subprocess), then this tree's, one after the other.
+in a subprocess), then this tree's, one after the other.  ``--churn S``: at each poll after
+the first a share S of the groups has new owners (their generation moved on) and the commits
+come in another order, as a live fleet's tables give them after a batch's MERGE rewrote
+their files.
 """
 
 from __future__ import annotations
@@ -61,6 +64,12 @@ def main() -> int:
     ap.add_argument("--silent", type=int, default=0, help="last polls without an answer")
     ap.add_argument("--gc", action="store_true", help="keep the cyclic GC on during the polls")
     ap.add_argument("--baseline", default=None, help="a commit to compare with")
+    ap.add_argument(
+        "--churn",
+        type=float,
+        default=0.0,
+        help="share of groups with new owners at each poll, the commits read in another order",
+    )
     args = ap.parse_args()
     if args.baseline:
         argv = [a for a in sys.argv[1:] if a not in ("--baseline", args.baseline)]
@@ -98,6 +107,17 @@ def main() -> int:
         started = time.perf_counter()
         commits: Any = lag.read_commit_table(cfg) if columns else lag.read_commits(cfg)
         t["read commits"] = time.perf_counter() - started
+        if columns:
+            started = time.perf_counter()
+            if hasattr(lag, "committed_partitions"):
+                lag.committed_partitions(commits)
+            else:  # a baseline from before it
+                from groupwatch.detect.lag.fleet import floors_of
+
+                lag.by_topic(sorted(floors_of(commits)))
+            t["partitions to ask"] = time.perf_counter() - started
+        if columns and args.churn and poll:
+            commits = _churned_commits(commits, rng)
         if not top:
             if columns:
                 pairs = zip(
@@ -122,6 +142,8 @@ def main() -> int:
         started = time.perf_counter()
         owners = reader.read_table() if columns else reader.read()
         t["read owners"] = time.perf_counter() - started
+        if columns and args.churn and poll:
+            owners = _churned_owners(owners, args.churn, poll)
         started = time.perf_counter()
         keeper.observe(ends)
         keeper.forget_older(at - cfg.lag.history_hours * 3_600_000)
@@ -159,6 +181,29 @@ def main() -> int:
         figures.append({"poll": poll, "seconds": round(total, 3), "parts": t, "rss_mb": rss})
     print(json.dumps({"partitions": len(top), "polls": figures}))
     return 0
+
+
+def _churned_commits(commits: Any, rng: random.Random) -> Any:
+    """The commits in the order a live table gives them after a batch's MERGE rewrote its
+    files: the same rows from another place on (a rotation: every row moves)."""
+    import pyarrow as pa
+
+    cut = rng.randrange(1, max(2, commits.num_rows))
+    return pa.concat_tables([commits.slice(cut), commits.slice(0, cut)])
+
+
+def _churned_owners(owners: Any, share: float, poll: int) -> Any:
+    """A ``share`` of the groups rebalanced since the last poll: their owners' generation
+    moved on (the owners' marks change with it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    groups = pc.unique(owners.column("group"))
+    moved = groups.slice(0, int(len(groups) * share) * poll)  # more of them poll after poll
+    bump = pc.if_else(pc.is_in(owners.column("group"), moved), poll, 0)
+    generation = pc.add(owners.column("generation"), pc.cast(bump, pa.int64()))
+    index = owners.column_names.index("generation")
+    return owners.set_column(index, "generation", generation)
 
 
 if __name__ == "__main__":
