@@ -12,6 +12,12 @@ write is skipped when its table already holds that app's transaction at this bat
 Both writers read and write the same action, so Spark and delta-rs may take turns on a table
 (a large catch-up batch by Spark, the live batches after it here).
 
+A MERGE's source is a batch's rows, already in memory and bounded (``delta.driver_write_rows``),
+so delta-rs takes it whole (``streamed_exec=False``) rather than as a stream (which is meant
+for sources too large for memory, and keeps delta-rs from deriving a pruning predicate from
+the source's values): the MERGE of a live batch's 4,000 newest commits into the 1.2 M rows of
+``committed_offsets`` took 0.73 s against 0.85 s streamed (docs/performance.md).
+
 A write that loses a commit race it cannot resolve (an analyst's OPTIMIZE removed files a MERGE
 read) is run again on the table as the winner left it, up to ``CONFLICT_ATTEMPTS`` times: the
 losing commit left nothing behind, and the transaction id check runs again first.
@@ -187,6 +193,7 @@ def _sql_merge_once(
             on,
             source_alias="s",
             target_alias="t",
+            streamed_exec=False,
             commit_properties=_commit(app_id, batch_id, None),
         )
         clauses(merger).execute()
@@ -224,6 +231,7 @@ def _merge(
         predicate,
         source_alias="s",
         target_alias="t",
+        streamed_exec=False,
         commit_properties=_commit(app_id, batch_id, note),
     )
     if update is True:
