@@ -14,10 +14,10 @@ last answers judged again, the rows marked stale).  Times each part of
 commits and the owners, the judgement, the rows for Delta.  The cyclic garbage collector is
 off during the polls, as the job's poller has it (``--gc`` keeps it on).  ``--baseline
 COMMIT``: the same polls by that commit's code (``git archive`` into a temporary folder, run
-in a subprocess), then this tree's, one after the other.  ``--churn S``: at each poll after
-the first a share S of the groups has new owners (their generation moved on) and the commits
-come in another order, as a live fleet's tables give them after a batch's MERGE rewrote
-their files.
+in a subprocess), then this tree's, one after the other.  ``--churn S``: at poll p after the
+first, the owners of a share S x p of the groups have a generation they did not have at the
+last poll, and the commits come in another order, as a live fleet's tables give them after a
+batch's MERGE rewrote their files.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main() -> int:
         "--churn",
         type=float,
         default=0.0,
-        help="share of groups with new owners at each poll, the commits read in another order",
+        help="share S: at poll p, S x p of the groups with new owners; the commits reordered",
     )
     args = ap.parse_args()
     if args.baseline:
@@ -193,13 +193,14 @@ def _churned_commits(commits: Any, rng: random.Random) -> Any:
 
 
 def _churned_owners(owners: Any, share: float, poll: int) -> Any:
-    """A ``share`` of the groups rebalanced since the last poll: their owners' generation
-    moved on (the owners' marks change with it)."""
+    """The first ``share`` x ``poll`` of the groups with their owners' generation moved on by
+    ``poll``: each of them has a generation it did not have at the last poll (and the owners'
+    marks change with it), more groups poll after poll."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     groups = pc.unique(owners.column("group"))
-    moved = groups.slice(0, int(len(groups) * share) * poll)  # more of them poll after poll
+    moved = groups.slice(0, int(len(groups) * share) * poll)
     bump = pc.if_else(pc.is_in(owners.column("group"), moved), poll, 0)
     generation = pc.add(owners.column("generation"), pc.cast(bump, pa.int64()))
     index = owners.column_names.index("generation")
