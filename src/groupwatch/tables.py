@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,20 @@ def _source_timestamp() -> Any:
     return column("timestamp", "its Kafka timestamp (UTC)")
 
 
+#: ``lag_history``'s partitions, and those of ``partition_ownership``'s open intervals: a
+#: group's rows are in one of this many, by a hash of its name.
+GROUP_BUCKETS = 16
+#: Spark SQL's :func:`group_bucket` (the rewrite of a table made before its bucket column).
+GROUP_BUCKET_SQL = f"CAST(pmod(crc32(CAST(`group` AS BINARY)), {GROUP_BUCKETS}) AS INT)"
+
+
+def group_bucket(group: str) -> int:
+    """The bucket of a group's rows: the CRC-32 of its UTF-8 name modulo
+    :data:`GROUP_BUCKETS`, as Spark's ``pmod(crc32(CAST(`group` AS BINARY)), 16)`` computes it
+    (:data:`GROUP_BUCKET_SQL`)."""
+    return zlib.crc32(group.encode("utf-8")) % GROUP_BUCKETS
+
+
 @dataclass(frozen=True)
 class Table:
     """One Delta table: its row type, how it is partitioned, and the key a MERGE matches on."""
@@ -82,6 +96,23 @@ class Table:
     #: Columns a table made by an older groupwatch gains filled from its other columns, as
     #: (column, Spark SQL expression): a partition column added since must hold its value.
     derived: tuple[tuple[str, str], ...] = ()
+    #: A partition column holding :func:`group_bucket` of the ``group`` of every row a MERGE
+    #: can match: a MERGE names its source's groups' buckets in its condition, so that the
+    #: files of the other buckets are neither read nor rewritten (empty: no such column).
+    merge_bucket: str = ""
+
+    def merge_scope(self, groups: Iterable[str | None]) -> str:
+        """The condition on the table's side (alias ``t``) that the rows a MERGE of rows of
+        ``groups`` can match satisfy: :attr:`mergeable`, and the groups' buckets when the
+        table has a :attr:`merge_bucket` column (empty: any row)."""
+        scope = [f"t.{self.mergeable}"] if self.mergeable else []
+        if self.merge_bucket:
+            named = set(groups)
+            # A null group has no bucket; such a MERGE is not narrowed.
+            if None not in named and named:
+                buckets = sorted({group_bucket(g) for g in named if g is not None})
+                scope.append(f"t.`{self.merge_bucket}` IN ({', '.join(map(str, buckets))})")
+        return " AND ".join(f"({part})" for part in scope)
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -228,21 +259,31 @@ class OwnershipRow:
     to_date: dt.date | None = column(
         "date", "UTC date of to_time; null while open (partition column)"
     )
+    open_bucket: int | None = column(
+        "int",
+        f"while open, a hash of `group` modulo {GROUP_BUCKETS} (partition column, under "
+        "`to_date`); null once closed",
+    )
 
 
 PARTITION_OWNERSHIP = Table(
     "partition_ownership",
     "Who owned each (group, topic, partition) from which generation and time to which; for "
     "KIP-848 groups the generations are member epochs, and pending revocation counts as owned. "
-    "Partitioned by the day an interval closed, the open ones together, so that the MERGE of "
-    "each batch (which closes open intervals and opens new ones) reads and rewrites the open "
-    "ones only. Open intervals are kept; closed ones for `upkeep.ownership_retention_days` "
+    "Partitioned by the day an interval closed, the open ones together and among them by a "
+    f"hash of the group into {GROUP_BUCKETS}, so that the MERGE of each batch (which closes "
+    "open intervals and opens new ones) reads and rewrites the open ones of its groups' "
+    "buckets only. Open intervals are kept; closed ones for `upkeep.ownership_retention_days` "
     "after they end.",
     OwnershipRow,
-    partition_by=("to_date",),
+    partition_by=("to_date", "open_bucket"),
     key=("group", "topic", "partition", "from_generation", "member_id"),
     mergeable="`to_date` IS NULL",
-    derived=(("to_date", "to_date(`to_time`)"),),
+    derived=(
+        ("to_date", "to_date(`to_time`)"),
+        ("open_bucket", f"CASE WHEN `to_time` IS NULL THEN {GROUP_BUCKET_SQL} END"),
+    ),
+    merge_bucket="open_bucket",
 )
 
 
@@ -278,6 +319,9 @@ class OwnershipInterval:
         self, group: str, group_type: str, to_generation: int | None, to_time_ms: int | None
     ) -> OwnershipRow:
         """The interval's row: open when ``to_generation`` is None, else closed there."""
+        # The partition of the open ones is where the day is null: a closing record without
+        # a timestamp (Kafka's -1) leaves its row there, in its group's bucket.
+        closed = utc_date(to_time_ms)
         return OwnershipRow(
             group=group,
             group_type=group_type,
@@ -289,7 +333,8 @@ class OwnershipInterval:
             from_time=timestamp(self.from_time_ms),
             to_generation=to_generation,
             to_time=timestamp(to_time_ms),
-            to_date=utc_date(to_time_ms),
+            to_date=closed,
+            open_bucket=group_bucket(group) if closed is None else None,
         )
 
 
@@ -465,17 +510,6 @@ PARTITION_LAG = Table(
 )
 
 
-#: ``lag_history``'s partitions: a group's rows are in one of this many, by a hash of its name.
-GROUP_BUCKETS = 16
-
-
-def group_bucket(group: str) -> int:
-    """The ``lag_history`` partition of a group's rows: the CRC-32 of its UTF-8 name modulo
-    :data:`GROUP_BUCKETS`, as Spark's ``pmod(crc32(CAST(`group` AS BINARY)), 16)`` computes it
-    (the rewrite of a table made before the column)."""
-    return zlib.crc32(group.encode("utf-8")) % GROUP_BUCKETS
-
-
 @dataclass(frozen=True, slots=True)
 class LagHistoryRow:
     """A row of ``lag_history``."""
@@ -502,9 +536,7 @@ LAG_HISTORY = Table(
     f"(the dashboard's group page) reads a {GROUP_BUCKETS}th of the table.",
     LagHistoryRow,
     partition_by=("group_bucket",),
-    derived=(
-        ("group_bucket", f"CAST(pmod(crc32(CAST(`group` AS BINARY)), {GROUP_BUCKETS}) AS INT)"),
-    ),
+    derived=(("group_bucket", GROUP_BUCKET_SQL),),
 )
 
 

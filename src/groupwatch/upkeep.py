@@ -35,6 +35,7 @@ import datetime as dt
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -208,13 +209,20 @@ def unclustered_days(
     ]
 
 
-def cluster_day(target: DeltaTable, column: str, day: str, upkeep: UpkeepConfig) -> None:
+def cluster_day(
+    target: DeltaTable,
+    column: str,
+    day: str,
+    upkeep: UpkeepConfig,
+    partition_by: Sequence[str] | None = None,
+) -> None:
     """Rewrite one day's partition sorted by group, in row groups of
     ``upkeep.cluster_row_group_rows`` (one commit replacing the day's files).
 
     Sorted here rather than by delta-rs's Z-order: its key keeps a value's first 16 bytes, so
     the long group names that share them (``connect-...``) came out in any order.  A past day
-    is read into memory whole (tens of MB for a day of 10,000 groups)."""
+    is read into memory whole (tens of MB for a day of 10,000 groups).  ``partition_by``: the
+    table's partition columns (default: ``column`` alone)."""
     data = target.to_pyarrow_table(filters=pc.field(column) == dt.date.fromisoformat(day))
     ordered = data.take(pc.sort_indices(data, sort_keys=[(CLUSTER_COLUMN, "ascending")]))
     write_deltalake(
@@ -222,7 +230,7 @@ def cluster_day(target: DeltaTable, column: str, day: str, upkeep: UpkeepConfig)
         ordered,
         mode="overwrite",
         predicate=f"{column} = '{day}'",
-        partition_by=[column],
+        partition_by=list(partition_by or [column]),
         target_file_size=upkeep.target_file_mb * 1_000_000,
         writer_properties=WriterProperties(
             max_row_group_size=upkeep.cluster_row_group_rows,
@@ -275,7 +283,7 @@ def tidy(
             # turns instead of holding one batch for all of them; the newest first, the most read.
             days = unclustered_days(path, target, day_column, today, upkeep.cluster_row_group_rows)
             if days:
-                cluster_day(target, day_column, days[0], upkeep)
+                cluster_day(target, day_column, days[0], upkeep, table.partition_by)
                 counts["clustered"] = 1
         metrics = target.optimize.compact(
             target_size=upkeep.target_file_mb * 1_000_000,

@@ -29,13 +29,16 @@ def test_missing_columns_are_added(spark, tmp_path: Path) -> None:  # type: igno
     assert upkeep.properties(cfg.upkeep).items() <= dict(properties).items()
 
 
-def test_ownership_made_unpartitioned_is_rewritten_by_the_day_intervals_closed(  # type: ignore[no-untyped-def]
-    spark, tmp_path: Path
+@pytest.mark.parametrize("layout", ["unpartitioned", "by_day"])
+def test_ownership_made_before_is_rewritten_by_day_and_open_intervals_by_bucket(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path, layout: str
 ) -> None:
     """``partition_ownership`` as groupwatch wrote it before it was partitioned (no
-    ``to_date``): one rewrite at start, every row kept, ``to_date`` filled from ``to_time``,
-    the job's transaction ids kept (a replayed batch is still skipped); a second start does
-    nothing."""
+    ``to_date``), or before its open intervals were bucketed (partitioned by ``to_date``, no
+    ``open_bucket``): one rewrite at start, every row kept, ``to_date`` filled from
+    ``to_time`` and an open interval's ``open_bucket`` by Spark as the job's rows compute it
+    in Python (``tables.group_bucket``), the job's transaction ids kept (a replayed batch is
+    still skipped); a second start does nothing."""
     import datetime as dt
 
     from deltalake import DeltaTable
@@ -43,24 +46,36 @@ def test_ownership_made_unpartitioned_is_rewritten_by_the_day_intervals_closed( 
     cfg = config.load(None, env={}, overrides=[f"delta.root={tmp_path / 'delta'}"])
     table = tables.PARTITION_OWNERSHIP
     path = cfg.table_path(table.name)
-    old = [c for c in table.columns if c.name != "to_date"]
+    dropped = {"to_date", "open_bucket"} if layout == "unpartitioned" else {"open_bucket"}
+    old = [c for c in table.columns if c.name not in dropped]
     closed = dt.datetime(2026, 11, 20, 23, 30, tzinfo=dt.UTC)
+    day = [closed.date()] if layout == "by_day" else []
     rows = [
-        ("g", "classic", "t", 0, "m1", "c", 1, closed, 2, closed),
-        ("g", "classic", "t", 0, "m2", "c", 2, closed, None, None),
+        ("g", "classic", "t", 0, "m1", "c", 1, closed, 2, closed, *day),
+        ("g", "classic", "t", 0, "m2", "c", 2, closed, None, None, *[None for _ in day]),
+        ("日本-é", "classic", "t", 0, "m3", "c", 2, closed, None, None, *[None for _ in day]),
     ]
     with sinks.transaction(spark, sinks.APP_ID, 7):
-        spark.createDataFrame(rows, ", ".join(f"`{c.name}` {c.ddl}" for c in old)).write.format(
-            "delta"
-        ).save(path)
+        written = spark.createDataFrame(rows, ", ".join(f"`{c.name}` {c.ddl}" for c in old))
+        writer = written.write.format("delta")
+        if layout == "by_day":
+            writer = writer.partitionBy("to_date")
+        writer.save(path)
     sinks.ensure_tables(spark, cfg)
     target = DeltaTable(path)
-    assert target.metadata().partition_columns == ["to_date"]
+    assert target.metadata().partition_columns == ["to_date", "open_bucket"]
     # The upkeep's properties, which the old table lacked, are set on the rewritten one.
     assert upkeep.properties(cfg.upkeep).items() <= target.metadata().configuration.items()
     assert target.transaction_version(sinks.APP_ID) == 7
-    got = sorted((r["member_id"], r["to_date"]) for r in target.to_pyarrow_table().to_pylist())
-    assert got == [("m1", dt.date(2026, 11, 20)), ("m2", None)]
+    got = sorted(
+        (r["member_id"], r["to_date"], r["open_bucket"])
+        for r in target.to_pyarrow_table().to_pylist()
+    )
+    assert got == [
+        ("m1", dt.date(2026, 11, 20), None),
+        ("m2", None, tables.group_bucket("g")),
+        ("m3", None, tables.group_bucket("日本-é")),
+    ]
     version = target.version()
     sinks.ensure_tables(spark, cfg)
     assert DeltaTable(path).version() == version

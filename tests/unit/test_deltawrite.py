@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,9 @@ def _arrow(table: tables.Table, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist([{n: r.get(n) for n in names} for r in rows])
 
 
-def _interval(member: str | None, start: int, end: int | None) -> dict[str, Any]:
+def _interval(member: str | None, start: int, end: int | None, group: str = "g") -> dict[str, Any]:
     return {
-        "group": "g",
+        "group": group,
         "group_type": "classic",
         "topic": "t",
         "partition": 0,
@@ -53,6 +54,7 @@ def _interval(member: str | None, start: int, end: int | None) -> dict[str, Any]
         "to_generation": end,
         "to_time": T0 if end is not None else None,
         "to_date": T0.date() if end is not None else None,
+        "open_bucket": tables.group_bucket(group) if end is None else None,
     }
 
 
@@ -115,6 +117,54 @@ def test_an_ownership_merge_reads_the_open_intervals_only(tmp_path: Path) -> Non
     assert scanned == (1, 3)
     assert len(before) == 3 and before <= set(DeltaTable(str(path)).file_uris())
     assert len(_rows(path)) == 5
+
+
+def test_an_ownership_merge_reads_its_groups_buckets_of_open_intervals_only(
+    tmp_path: Path,
+) -> None:
+    """The open intervals are spread over buckets of their group's hash: a batch that closes
+    and opens intervals of a few groups reads and rewrites the files of those groups' buckets
+    only, and the intervals of groups in other buckets stay where they were."""
+    table = tables.PARTITION_OWNERSHIP
+    path = _create(tmp_path, table)
+    groups = [f"group-{i}" for i in range(64)]
+    buckets = {tables.group_bucket(g) for g in groups}
+    assert len(buckets) == tables.GROUP_BUCKETS
+    opened = [_interval("m", 1, None, g) for g in groups]
+    assert deltawrite.merge_once(path, table, _arrow(table, opened), APP, 1)
+    files = set(DeltaTable(str(path)).file_uris())
+    assert len(files) == tables.GROUP_BUCKETS
+    a, b = "group-3", "group-40"
+    touched = {tables.group_bucket(a), tables.group_bucket(b)}
+    assert len(touched) == 2
+    moved = [_interval("m", 1, 2, a), _interval("n", 2, None, a), _interval("m", 1, 2, b)]
+    assert deltawrite.merge_once(path, table, _arrow(table, moved), APP, 2)
+    metrics = DeltaTable(str(path)).history(1)[0]["operationMetrics"]
+    scanned = metrics["num_target_files_scanned"], metrics["num_target_files_skipped_during_scan"]
+    assert scanned == (2, tables.GROUP_BUCKETS - 2)
+    untouched = {f for f in files if not any(f"open_bucket={t}/" in f for t in touched)}
+    assert len(untouched) == tables.GROUP_BUCKETS - 2
+    assert untouched <= set(DeltaTable(str(path)).file_uris())
+    want = [r for r in opened if r["group"] not in (a, b)] + moved
+    assert _rows(path) == sorted(want, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [["g"], ["", "é", "日本", "\U0001f600"], [], [None, "g"], [f"g{i}" for i in range(40)]],
+)
+def test_a_merge_scope_names_the_buckets_of_its_groups(groups: list[str | None]) -> None:
+    scope = tables.PARTITION_OWNERSHIP.merge_scope(groups)
+    if not groups or None in groups:
+        # Nothing to narrow by: every open interval may match.
+        assert scope == "(t.`to_date` IS NULL)"
+        return
+    head = "(t.`to_date` IS NULL) AND (t.`open_bucket` IN ("
+    assert scope.startswith(head) and scope.endswith("))")
+    listed = scope.removeprefix(head).removesuffix("))")
+    named = {int(b) for b in listed.split(", ")}
+    assert named == {zlib.crc32(str(g).encode()) % 16 for g in groups}
+    assert tables.GROUP_SNAPSHOTS.merge_scope(groups) == ""
 
 
 def test_an_insert_only_merge_leaves_a_present_row_alone(tmp_path: Path) -> None:

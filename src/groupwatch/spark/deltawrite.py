@@ -222,10 +222,13 @@ def _merge(
         predicate = " AND ".join(f"(t.`{k}` IS NOT DISTINCT FROM s.`{k}`)" for k in keys)
     else:
         predicate = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
-    if table.mergeable:
+    groups = data.column("group").to_pylist() if table.merge_bucket else ()
+    scope = table.merge_scope(groups)
+    if scope:
         # The other partitions' files pruned before the join (delta-rs reads the predicate's
-        # partition filter); without it, a MERGE reads and rewrites the history too.
-        predicate += f" AND (t.{table.mergeable})"
+        # partition filter); without it, a MERGE reads and rewrites the history too, and
+        # every bucket of open intervals where the batch's groups touch a few.
+        predicate += f" AND {scope}"
     merger = target.merge(
         conform(data, table),
         predicate,

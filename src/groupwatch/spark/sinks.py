@@ -201,8 +201,11 @@ def merge(
 
     target = DeltaTable.forPath(spark, config.table_path(table.name))
     on = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in table.key)
-    if table.mergeable:
-        on += f" AND t.{table.mergeable}"
+    # Not narrowed to the batch's buckets (``Table.merge_scope`` of no groups): Spark writes
+    # the large batches, whose groups are in most of them.
+    scope = table.merge_scope(())
+    if scope:
+        on += f" AND {scope}"
     builder = target.alias("t").merge(conform(df, table).alias("s"), on)
     if update:
         builder = builder.whenMatchedUpdateAll()
