@@ -444,6 +444,36 @@ COMMITTED_OFFSETS = Table(
 
 
 @dataclass(frozen=True, slots=True)
+class CommittedChangeRow:
+    """A row of ``committed_changes``."""
+
+    batch_id: int | None = column("bigint", "the micro-batch that read the commits")
+    group: str | None = column("string", "consumer group id")
+    topic: str | None = column("string", "topic")
+    partition: int | None = column("int", "partition")
+    tombstone: bool | None = column("boolean", "the batch's newest record was a tombstone")
+    committed_offset: int | None = column("bigint", "the batch's newest committed offset")
+    leader_epoch: int | None = column("int", "its leader epoch")
+    metadata_size: int | None = column("int", "bytes of its metadata string")
+    commit_time: dt.datetime | None = column("timestamp", "its record time")
+    moved_time: dt.datetime | None = column(
+        "timestamp", "the batch's last commit that changed the offset"
+    )
+    changes: int | None = column("bigint", "times the offset changed within the batch")
+    commits: int | None = column("bigint", "offset-commit records of the batch")
+
+
+COMMITTED_CHANGES = Table(
+    "committed_changes",
+    "The newest commit per partition of each live batch, not yet in `committed_offsets`: a "
+    "continuous job folds them into it before each lag poll (and when it stops) instead of "
+    "MERGEing every batch; the rows of folded batches are deleted by later batches "
+    "(docs/lag.md).",
+    CommittedChangeRow,
+)
+
+
+@dataclass(frozen=True, slots=True)
 class EndOffsetRow:
     """A row of ``end_offsets``."""
 
@@ -599,6 +629,7 @@ Row = (
     | QuarantineRow
     | OffsetsRow
     | CommittedRow
+    | CommittedChangeRow
     | EndOffsetRow
     | PartitionLagRow
     | LagHistoryRow
@@ -617,6 +648,7 @@ TABLES: dict[str, Table] = {
         QUARANTINE,
         GROUP_OFFSETS,
         COMMITTED_OFFSETS,
+        COMMITTED_CHANGES,
         END_OFFSETS,
         PARTITION_LAG,
         LAG_HISTORY,

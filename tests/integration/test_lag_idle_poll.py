@@ -188,3 +188,67 @@ def test_a_stopped_consumer_is_judged_while_no_batch_runs(
         idle.stop()
         query.stop()
         job.lag.close()
+
+
+def test_a_continuous_runs_commits_are_folded_before_each_poll(
+    quiet_broker: str, spark: Any, tmp_path: Path
+) -> None:
+    """With the poll beside the batches, a live batch appends its newest commits to
+    ``committed_changes`` instead of MERGEing them; the poll folds them into
+    ``committed_offsets`` before it reads it, the next append deletes what was folded, and
+    the job's stop folds the rest: the table holds Kafka's committed offset and one commit
+    counted per commit record, as a run that MERGEs each batch."""
+    from groupwatch.spark.query import GroupwatchQuery
+
+    topic, group = TOPIC + "-folded", GROUP + "-folded"
+    create_topic(quiet_broker, topic, 1)
+    cfg = make_config(
+        quiet_broker,
+        tmp_path,
+        "validation.every_n_batches=0",
+        "job.trigger_interval=1 second",
+        "lag.poll_seconds=1",
+    )
+    committed_path = Path(cfg.table_path("committed_offsets"))
+    changes_path = Path(cfg.table_path("committed_changes"))
+    lag_path = Path(cfg.table_path("partition_lag"))
+
+    def committed() -> list[tuple[int, int]]:
+        return [
+            (r["committed_offset"], r["commits"])
+            for r in _rows(committed_path)
+            if r["group"] == group
+        ]
+
+    def staged() -> list[int]:
+        return [r["committed_offset"] for r in _rows(changes_path) if r["group"] == group]
+
+    job = GroupwatchQuery.from_config(spark, cfg)
+    # The poll first: every batch of this run finds it running.
+    idle = job.lag_thread()
+    query = job.writer(once=False).start()
+    try:
+        _commit_once(quiet_broker, topic, group, 3)
+        _wait("the first commit folded", 240, lambda: committed() == [(3, 1)])
+        assert staged() == [3]
+        _commit_once(quiet_broker, topic, group, 4)
+        _wait(
+            "the second commit judged",
+            120,
+            lambda: [
+                r for r in _rows(lag_path) if r["group"] == group and r["committed_offset"] == 4
+            ],
+        )
+        assert committed() == [(4, 2)]
+        # Appended by the second commit's batch, which deleted the first's, already folded.
+        assert staged() == [4]
+        idle.stop()
+        _commit_once(quiet_broker, topic, group, 5)
+        # No poll now: the batch MERGEs at once.
+        _wait("the third commit", 120, lambda: committed() == [(5, 3)])
+    finally:
+        idle.stop()
+        query.stop()
+        job.fold_commits()
+        job.lag.close()
+    assert committed() == [(5, 3)]

@@ -138,6 +138,7 @@ LAYERS: dict[str, int] = {
     "assignor": 2,
     "detect": 3,
     "tables": 4,
+    "committed_fold": 4,
     "config": 4,
     "rows": 5,
     "config_cli": 5,

@@ -22,7 +22,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -739,11 +739,17 @@ class LagPoller:
     """Asks the brokers when a poll is due and writes what it judged (driver side)."""
 
     def __init__(
-        self, spark: SparkSession, config: Config, metrics: JobMetrics | None = None
+        self,
+        spark: SparkSession,
+        config: Config,
+        metrics: JobMetrics | None = None,
+        before: Callable[[], object] | None = None,
     ) -> None:
         self.spark = spark
         self.config = config
         self.metrics = metrics
+        #: Run when a poll is due, before it reads the tables (the committed offsets' fold).
+        self.before = before
         self.asker = OffsetAsker(spark, config)
         self.judging: LagJudge | LagProcess
         if config.lag.judge_process:
@@ -822,6 +828,8 @@ class LagPoller:
             if not self.config.lag.judge_process:
                 sys.setswitchinterval(min(switching, POLL_SWITCH_INTERVAL))
             try:
+                if self.before is not None:
+                    self.before()
                 judged = self._judge(known_ms)
                 self._last_ok_ms = judged.last_ok_ms
                 return judged

@@ -131,8 +131,12 @@ class GroupwatchQuery:
         self.group_views = GroupViews.of(spark, config)
         #: Group state reads, from the driver's cache when it mirrors the table.
         self.state = state_store.StateStore(spark, config)
-        #: Consumer lag: end offsets polled every ``lag.poll_seconds`` (docs/lag.md).
-        self.lag = LagPoller(spark, config, metrics)
+        #: Where the batches' newest commits go: ``committed_offsets`` at once, or through
+        #: ``committed_changes``, folded in before each lag poll (``_deferring``).
+        self.commits = committed.CommitFolder(config)
+        #: Consumer lag: end offsets polled every ``lag.poll_seconds`` (docs/lag.md), the
+        #: committed offsets folded in first.
+        self.lag = LagPoller(spark, config, metrics, before=self.commits.fold)
         self._batch_ended_ms = int(time.time() * 1000)
         #: Held by a batch for its whole run and by a lag poll's writes (``lag_thread``): the
         #: lag and findings tables have one writer at a time.
@@ -196,6 +200,19 @@ class GroupwatchQuery:
         ).start()
         return self._lag_thread
 
+    @property
+    def _deferring(self) -> bool:
+        """Whether a small batch appends its newest commits for the next poll's fold: only
+        with a poll beside the batches (a run that stops when caught up, or polls at a
+        batch's end, MERGEs each batch's at once)."""
+        thread = self._lag_thread
+        return thread is not None and thread.running and self.lag.local
+
+    def fold_commits(self) -> None:
+        """The committed offsets' pending changes folded in (a run that stops: the table as
+        the batches' MERGEs would have left it)."""
+        self.commits.fold()
+
     # -- one micro-batch -----------------------------------------------------------------------
     def process_batch(self, batch: DataFrame, batch_id: int) -> None:
         self._step(BATCH, self._locked_batch, batch, batch_id)
@@ -252,13 +269,16 @@ class GroupwatchQuery:
                 )
                 batch = dataclasses.replace(batch, malformed=malformed)
                 newest = commits_arrow.newest(rows)
-                self._step(COMMITTED, committed.merge_newest, self.config, newest, batch_id)
+                if self._deferring:
+                    self._step(COMMITTED, self.commits.stage, newest, batch_id)
+                else:
+                    self._step(COMMITTED, self.commits.merge_newest, newest, batch_id)
             elif stats.has_commits:
                 args = (self.spark, self.config, batch.rows, batch_id, stats.commits)
                 batch = dataclasses.replace(
                     batch, malformed=self._step(OFFSETS, offsets.merge_commits, *args)
                 )
-                self._step(COMMITTED, committed.merge, *args)
+                self._step(COMMITTED, self.commits.merge, *args)
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._step(DUE, self.state.due_groups, batch_id, stats.clocks)
