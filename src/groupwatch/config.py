@@ -97,8 +97,10 @@ class JobConfig:
     #: when the driver's cache holds its groups' state, runs its Python stage there too, with
     #: no Spark job but the ones that collect its rows (docs/job.md, "The Python stage of a
     #: small batch"); larger ones in Spark and the Python workers. Needs the tables on a file
-    #: system the driver sees. 0 = always in Spark.
-    driver_stage_rows: int = 20_000
+    #: system the driver sees. 0 = always in Spark. 100,000: five seconds of 4,000 commits/s
+    #: and more stay on the driver, where a batch of them takes the Spark path's third
+    #: (docs/performance.md, "Open intervals bucketed by group; committed offsets folded").
+    driver_stage_rows: int = 100_000
 
 
 @dataclass(frozen=True)
