@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groupwatch import config, deltaread, tables
-from groupwatch.committed_fold import VALUES, Change, fold, merged
+from groupwatch.committed_fold import VALUES, Change, fold, fold_by_values, merged
 from groupwatch.spark import committed
 
 T0 = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC)
@@ -80,6 +80,51 @@ def test_one_fold_does_what_the_batches_merges_do(
         f["tombstone"], tuple(f[n] for n in VALUES), f["changes"], f["commits"], f["replace"]
     )
     assert merged(table_row, as_change) == one_by_one
+
+
+@st.composite
+def staged(draw: st.DrawFn) -> pa.Table:
+    """``committed_changes`` rows of a few batches over a few partitions (a batch holds a row
+    for some of them), in any order."""
+    out = []
+    for batch in range(draw(st.integers(1, 6))):
+        for partition in draw(st.sets(st.integers(0, 3), min_size=1)):
+            change = draw(changes())
+            out.append(
+                {"batch_id": batch, "group": draw(st.sampled_from(["g", "h"])),
+                 "topic": "t", "partition": partition, "tombstone": change.tombstone,
+                 **dict(zip(VALUES, change.values, strict=True)),
+                 "changes": change.changes, "commits": change.commits}
+            )  # fmt: skip
+    # One row per (batch, partition): a batch's newest commit per partition.
+    kept = {(r["batch_id"], r["group"], r["partition"]): r for r in out}
+    rows = list(kept.values())
+    random.Random(draw(st.integers(0, 99))).shuffle(rows)
+    return pa.Table.from_pylist(rows)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(staged())
+def test_the_fold_as_columns_is_the_fold_by_values(rows: pa.Table) -> None:
+    by_values = fold_by_values(rows)
+    folded = fold(rows).to_pylist()
+    assert len(folded) == len(by_values)
+    for f in folded:
+        change = by_values[(f["group"], f["topic"], f["partition"])]
+        assert f["tombstone"] == change.tombstone
+        assert tuple(f[n] for n in VALUES) == change.values
+        assert (f["changes"], f["commits"], f["replace"]) == (
+            change.changes,
+            change.commits,
+            change.replace,
+        )
+
+
+def test_nothing_staged_folds_to_nothing() -> None:
+    empty = deltaread.schema("committed_changes").empty_table()
+    assert fold(empty).num_rows == 0
+    assert fold(empty).column_names == ["group", "topic", "partition", "tombstone", *VALUES,
+                                        "changes", "commits", "replace"]  # fmt: skip
 
 
 # -- the real tables ---------------------------------------------------------------------------
