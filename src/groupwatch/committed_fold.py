@@ -103,10 +103,7 @@ def merged(t: Mapping[str, Any] | None, s: Change) -> dict[str, Any] | None:
 #: The MERGE of a folded source (SQL over ``t``, the table, and ``s``, :func:`fold`'s rows):
 #: a batch's own MERGE with ``replace`` honoured.
 FOLD_UPDATE = {
-    "committed_offset": "s.committed_offset",
-    "leader_epoch": "s.leader_epoch",
-    "metadata_size": "s.metadata_size",
-    "commit_time": "s.commit_time",
+    **{name: f"s.{name}" for name in VALUES[:4]},
     "moved_time": "CASE WHEN NOT s.replace AND s.changes = 0 "
     "AND s.committed_offset = t.committed_offset THEN t.moved_time ELSE s.moved_time END",
     "commits": "CASE WHEN s.replace THEN s.commits ELSE t.commits + s.commits END",

@@ -214,7 +214,7 @@ def cluster_day(
     column: str,
     day: str,
     upkeep: UpkeepConfig,
-    partition_by: Sequence[str] | None = None,
+    partition_by: Sequence[str],
 ) -> None:
     """Rewrite one day's partition sorted by group, in row groups of
     ``upkeep.cluster_row_group_rows`` (one commit replacing the day's files).
@@ -222,7 +222,7 @@ def cluster_day(
     Sorted here rather than by delta-rs's Z-order: its key keeps a value's first 16 bytes, so
     the long group names that share them (``connect-...``) came out in any order.  A past day
     is read into memory whole (tens of MB for a day of 10,000 groups).  ``partition_by``: the
-    table's partition columns (default: ``column`` alone)."""
+    table's partition columns, ``column`` among them."""
     data = target.to_pyarrow_table(filters=pc.field(column) == dt.date.fromisoformat(day))
     ordered = data.take(pc.sort_indices(data, sort_keys=[(CLUSTER_COLUMN, "ascending")]))
     write_deltalake(
@@ -230,7 +230,7 @@ def cluster_day(
         ordered,
         mode="overwrite",
         predicate=f"{column} = '{day}'",
-        partition_by=list(partition_by or [column]),
+        partition_by=list(partition_by),
         target_file_size=upkeep.target_file_mb * 1_000_000,
         writer_properties=WriterProperties(
             max_row_group_size=upkeep.cluster_row_group_rows,

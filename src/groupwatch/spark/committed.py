@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -176,10 +177,7 @@ def newest(df: DataFrame) -> DataFrame:
 
 #: How a partition's row takes the batch's newest commit (SQL over t and s, both writers).
 _UPDATE = {
-    "committed_offset": "s.committed_offset",
-    "leader_epoch": "s.leader_epoch",
-    "metadata_size": "s.metadata_size",
-    "commit_time": "s.commit_time",
+    **{name: f"s.{name}" for name in committed_fold.VALUES[:4]},
     # Unchanged through the batch and equal to the table's: it has not moved since then.
     "moved_time": "CASE WHEN s.changes = 0 AND s.committed_offset = t.committed_offset "
     "THEN t.moved_time ELSE s.moved_time END",
@@ -273,6 +271,8 @@ class CommitFolder:
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        #: delta-rs reaches the tables (else every batch is MERGEd at once, by Spark).
+        self.local = locations.local_path(config.delta.root) is not None
         self.lock = threading.Lock()
         #: Whether this process read ``committed_changes`` yet (a run before may have left
         #: batches there unfolded).
@@ -328,12 +328,7 @@ class CommitFolder:
 
     def merge_newest(self, rows: pa.Table, batch_id: int) -> None:
         """:func:`merge_newest` at once, after what is pending."""
-        first = self._batches == 0
-        self._batches += 1
-        with self.lock:
-            self._fold_locked()
-            if not (first and self._appended(batch_id)):
-                merge_newest(self.config, rows, batch_id)
+        self._at_once(batch_id, lambda: merge_newest(self.config, rows, batch_id))
 
     def merge(
         self,
@@ -344,17 +339,22 @@ class CommitFolder:
         commits: int | None = None,
     ) -> None:
         """:func:`merge` at once (Spark's or the driver's), after what is pending."""
+        self._at_once(batch_id, lambda: merge(spark, config, df, batch_id, commits))
+
+    def _at_once(self, batch_id: int, write: Callable[[], None]) -> None:
+        """``write`` the batch's MERGE after folding what is pending, unless the batch is a
+        replay whose rows a run before appended (folded now)."""
         first = self._batches == 0
         self._batches += 1
         with self.lock:
             self._fold_locked()
             if not (first and self._appended(batch_id)):
-                merge(spark, config, df, batch_id, commits)
+                write()
 
     def _appended(self, batch_id: int) -> bool:
         """Whether this batch's rows went to ``committed_changes`` in a run before (a replay,
         which only the first batch of a run can be): folded now, not to be MERGEd again."""
-        if locations.local_path(self.config.table_path(tables.COMMITTED_CHANGES.name)) is None:
+        if not self.local:
             return False
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
@@ -386,7 +386,7 @@ class CommitFolder:
     def _fold_locked(self) -> int:
         if not self.pending:
             return 0
-        if locations.local_path(self.config.table_path(tables.COMMITTED_CHANGES.name)) is None:
+        if not self.local:
             # No delta-rs there: batches are MERGEd at once, nothing is ever appended.
             self._checked = True
             return 0

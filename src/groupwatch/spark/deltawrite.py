@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
 from deltalake.table import TableMerger
@@ -222,7 +223,8 @@ def _merge(
         predicate = " AND ".join(f"(t.`{k}` IS NOT DISTINCT FROM s.`{k}`)" for k in keys)
     else:
         predicate = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
-    groups = data.column("group").to_pylist() if table.merge_bucket else ()
+    # The distinct groups only: a batch's thousands of rows name a few.
+    groups = pc.unique(data.column("group")).to_pylist() if table.merge_bucket else ()
     scope = table.merge_scope(groups)
     if scope:
         # The other partitions' files pruned before the join (delta-rs reads the predicate's

@@ -206,7 +206,7 @@ class GroupwatchQuery:
         with a poll beside the batches (a run that stops when caught up, or polls at a
         batch's end, MERGEs each batch's at once)."""
         thread = self._lag_thread
-        return thread is not None and thread.running and self.lag.local
+        return thread is not None and thread.running and self.commits.local
 
     def fold_commits(self) -> None:
         """The committed offsets' pending changes folded in (a run that stops: the table as
