@@ -155,20 +155,23 @@ def test_a_refresh_at_the_same_versions_keeps_the_page(
     page: Any, fleet: tuple[str, dict[str, Any]]
 ) -> None:
     url, _ = fleet
-    # The page is re-rendered once a minute anyway ("last hour" moves): stay within one.
-    second = time.time() % 60
-    if second > 60 - REFRESH_S * 5:
-        time.sleep(61 - second)
     page.goto(url + "/")
-    table = page.wait_for_selector("#fleet-table", timeout=WAIT_MS)
-    # A tick sent while the first render was on its way carries no rendered key yet: let it
-    # land before marking the page.
-    page.wait_for_timeout(REFRESH_S * 2 * 1000)
-    table = page.wait_for_selector("#fleet-table", timeout=WAIT_MS)
-    page.evaluate("t => { t.dataset.marked = 'yes'; }", table)
-    # Several refresh ticks: none re-renders the page (the marked element stays).
-    page.wait_for_timeout(REFRESH_S * 3 * 1000)
-    assert page.query_selector('#fleet-table[data-marked="yes"]') is not None
+    page.wait_for_selector("#fleet-table", timeout=WAIT_MS)
+    page.wait_for_load_state("networkidle", timeout=WAIT_MS)
+    # A page re-rendered at every tick loses the mark in every watch.  Two things re-render it
+    # once, rightly: a tick sent while the first render was on its way (it carries no rendered
+    # key yet) and the minute's turn ("last hour" moves with the clock); so a lost mark is
+    # watched for again, up to three times.
+    lost = 0
+    for _ in range(3):
+        table = page.wait_for_selector("#fleet-table", timeout=WAIT_MS)
+        page.evaluate("t => { t.dataset.marked = 'yes'; }", table)
+        # Several refresh ticks: none re-renders the page (the marked element stays).
+        page.wait_for_timeout(REFRESH_S * 3 * 1000)
+        if page.query_selector('#fleet-table[data-marked="yes"]') is not None:
+            return
+        lost += 1
+    pytest.fail(f"a refresh at the same table versions re-rendered the page ({lost} watches)")
 
 
 #: Where the lag views' screenshots go: test-artifacts/ in a test run (a run must not change
