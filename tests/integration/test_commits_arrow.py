@@ -1,8 +1,9 @@
-"""A small batch's commits aggregated on the driver (``spark.commits_arrow``) against Spark's own
-aggregates (``offsets._aggregated``, ``committed.newest``), row for row and null for null, over
-the random batches ``test_committed_newest`` draws (every value version, tombstones, offsets
-moved and moved back, values cut short, malformed keys, records of other types) and the keys
-``test_spark_keys`` holds the JVM's key reading to."""
+"""A small batch's commits aggregated on the driver (``spark.commits_arrow.aggregated``;
+``spark.commits_columns.newest`` over the whole batch at once) against Spark's aggregates
+(``offsets._aggregated``; ``committed.newest``, each task's rows), row for row and null for
+null, over the random batches ``test_committed_newest`` draws (every value version,
+tombstones, offsets moved and moved back, values cut short, malformed keys, records of other
+types) and the keys ``test_spark_keys`` holds the JVM's key reading to."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from groupwatch.spark import commits_arrow, committed, offsets, source
+from groupwatch.spark import commits_arrow, commits_columns, committed, offsets, source
 
-from .test_committed_newest import batch
+from .test_committed_newest import batch, by_partition
 from .test_committed_offsets import frame, key, value
 from .test_spark_keys import COMMIT_KEYS
 
@@ -34,7 +35,8 @@ def _rows(table: Any) -> list[tuple[Any, ...]]:
 def _both(spark: Any, rows: list[tuple[Any, ...]]) -> None:
     df = frame(spark, rows)
     collected = source.commit_rows(df).toArrow()
-    assert _rows(commits_arrow.newest(collected)) == _rows(committed.newest(df).toArrow())
+    in_tasks = committed.newest(by_partition(df, 3)).toArrow()
+    assert _rows(commits_columns.newest(collected)) == _rows(in_tasks)
     assert _rows(commits_arrow.aggregated(collected)) == _rows(offsets._aggregated(df).toArrow())
 
 

@@ -1,6 +1,7 @@
-"""``committed.newest`` against the window per partition it replaced, row for row, over random
-batches: commits of every version, tombstones, offsets repeated, moved and moved back, values
-too short to read, malformed keys and records of other types, interleaved by record offset."""
+"""``committed.newest`` (each task's rows as columns) against a window per partition over fully
+parsed records, row for row, over random batches: commits of every version, tombstones,
+offsets repeated, moved and moved back, values too short to read, malformed keys and records
+of other types, interleaved by record offset."""
 
 from __future__ import annotations
 
@@ -162,18 +163,31 @@ def _rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
 
-@pytest.mark.parametrize("bucket_bits", [1, committed._BUCKET_BITS], ids=["2-buckets", "default"])
-def test_newest_matches_window_per_partition(
-    spark: Any, monkeypatch: pytest.MonkeyPatch, bucket_bits: int
-) -> None:
-    # Two buckets put many keys in each window: a key's first record follows another key's.
-    monkeypatch.setattr(committed, "_BUCKET_BITS", bucket_bits)
-    rng = random.Random(31 + bucket_bits)
-    batches = [batch(rng, rng.randrange(1, 6), rng.randrange(1, 30)) for _ in range(25)]
-    batches.append(batch(rng, 60, 2_000))
-    for rows in batches:
-        df = frame(spark, rows)
-        expected = _rows(reference(df))
-        assert _rows(committed.newest(df)) == expected
+def by_partition(df: Any, tasks: int) -> Any:
+    """``df`` in ``tasks`` tasks, each partition's commits in one, as the source delivers
+    them (a group's records all live in one partition of ``__consumer_offsets``). Keyed by the
+    key less its type: a type 0 and a type 1 key of one partition are the same partition."""
+    from pyspark.sql import functions as F
+
+    return df.repartition(tasks, F.expr("substring(key, 3)"))
+
+
+@pytest.mark.parametrize("arrow_batch", [10_000, 7], ids=["one-arrow-batch", "arrow-batches-of-7"])
+def test_newest_matches_window_per_partition(spark: Any, arrow_batch: int) -> None:
+    # Batches of 7 rows: a task's commits reach Python in many Arrow batches, a partition's
+    # commits split among them.
+    conf = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(conf)
+    spark.conf.set(conf, str(arrow_batch))
+    try:
+        rng = random.Random(31 + arrow_batch)
+        batches = [batch(rng, rng.randrange(1, 6), rng.randrange(1, 30)) for _ in range(25)]
+        batches.append(batch(rng, 60, 2_000))
+        for i, rows in enumerate(batches):
+            df = by_partition(frame(spark, rows), 1 + i % 3)
+            expected = _rows(reference(df))
+            assert _rows(committed.newest(df)) == expected
+    finally:
+        spark.conf.set(conf, before)
     # The large batch exercises what matters: moves back and forth, tombstones last.
     assert any(r[9] >= 3 for r in expected) and any(r[3] for r in expected)

@@ -135,7 +135,7 @@ def _create(root: Path, table: tables.Table) -> Path:
 
 
 def _batch(rng: random.Random, keys: list[tuple[str, str, int]]) -> pa.Table:
-    """A batch's newest commits (``commits_arrow.newest``'s columns) for some of ``keys``."""
+    """A batch's newest commits (``commits_columns.newest``'s columns) for some of ``keys``."""
     out = []
     for group, topic, partition in rng.sample(keys, rng.randrange(1, len(keys))):
         tombstone = rng.random() < 0.15

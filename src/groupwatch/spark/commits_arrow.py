@@ -1,12 +1,11 @@
-"""A small batch's offset commits aggregated on the driver, in Arrow and Python.
-
-The same two aggregates Spark computes for every batch (:func:`groupwatch.spark.offsets.
-aggregated`, per (group, topic); :func:`groupwatch.spark.committed.newest`, per partition),
-column for column and null for null, from the batch's commit rows collected once
-(``key``, ``value``, ``offset``, ``ts``). A live batch holds a few thousand commits; in Spark
-the two are three exchanges and a window, run one query stage at a time, about two seconds a
-batch on two cores, which the driver does in milliseconds. The byte layouts are those the
-Spark expressions read (:mod:`groupwatch.spark.keys`, :mod:`groupwatch.spark.committed`);
+"""A small batch's offset commits aggregated per (group, topic) on the driver, in Arrow and
+Python: :func:`groupwatch.spark.offsets.aggregated`'s rows, column for column and null for
+null, from the batch's commit rows collected once (``key``, ``value``, ``offset``, ``ts``). A
+live batch holds a few thousand commits; in Spark the aggregate is exchanges run one query
+stage at a time, about a second a batch on two cores, which the driver does in milliseconds.
+(Each partition's newest commit, the batch's other commit aggregate, is computed as columns
+by :mod:`groupwatch.spark.commits_columns`, on the driver and in Spark's tasks alike.) The
+byte layouts are those the Spark expressions read (:mod:`groupwatch.spark.keys`);
 ``tests/integration/test_commits_arrow.py`` holds both to the same rows.
 """
 
@@ -17,9 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
-
-#: Bytes of a commit value the newest commit's fields are read from (``committed._HEAD``).
-_HEAD = 16
 
 
 def _prefix(key: bytes | None) -> bytes | None:
@@ -101,123 +97,6 @@ def aggregated(commits: pa.Table) -> pa.Table:
             ),
         }
     )
-
-
-def newest(commits: pa.Table) -> pa.Table:
-    """``committed.newest``: each partition's newest commit (or tombstone) and when its
-    committed offset last changed within the batch (``changes`` = how many times it did)."""
-    import pyarrow as pa
-
-    keyed: dict[tuple[bytes, bytes], list[tuple[int, bytes | None, int | None]]] = {}
-    for key, value, offset, ts in zip(
-        *_lists(commits, ("key", "value", "offset", "ts")), strict=True
-    ):
-        prefix, part = _prefix(key), _partition_bytes(key)
-        if prefix is None or part is None:
-            continue
-        keyed.setdefault((prefix, part), []).append((offset, value, ts))
-    out: dict[str, list[object]] = {name: [] for name in _NEWEST}
-    for (prefix, part), records in keyed.items():
-        group, topic = group_and_topic(prefix)
-        if group is None or topic is None:
-            continue
-        row = _partition_row(records)
-        if row is None:
-            continue
-        row.update(group=group, topic=topic, partition=_int(part, signed=False))
-        for name in _NEWEST:
-            out[name].append(row[name])
-    return pa.table({name: pa.array(out[name], kind) for name, kind in _newest_types().items()})
-
-
-_NEWEST = (
-    "group",
-    "topic",
-    "partition",
-    "tombstone",
-    "committed_offset",
-    "leader_epoch",
-    "metadata_size",
-    "commit_time",
-    "moved_time",
-    "changes",
-    "commits",
-)
-
-
-def _newest_types() -> dict[str, pa.DataType]:
-    import pyarrow as pa
-
-    ts = pa.timestamp("us", "UTC")
-    kinds = (pa.string(), pa.string(), pa.int32(), pa.bool_(), pa.int64(), pa.int32())
-    return dict(zip(_NEWEST, (*kinds, pa.int32(), ts, ts, pa.int64(), pa.int64()), strict=True))
-
-
-def _partition_row(records: list[tuple[int, bytes | None, int | None]]) -> dict[str, object] | None:
-    """One partition's aggregate over its records (unsorted): see ``committed.newest``."""
-    # Null record offsets sort first, as in Spark's ascending window order, and max_by skips
-    # them.
-    records.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
-    moved: int | None = None
-    changes = 0
-    prev: tuple[bytes | None, int | None] | None = None
-    for _, value, ts in records:
-        co = _offset_bytes(value)
-        before = prev[0] if prev is not None else None
-        before_ts = prev[1] if prev is not None else None
-        # SQL's three values: ``before IS NULL OR co != before`` is null when co is.
-        changed = True if before is None else (None if co is None else co != before)
-        first = before is None and before_ts is None
-        if changed and ts is not None and (moved is None or ts > moved):
-            moved = ts
-        if changed and not first:
-            changes += 1
-        prev = (co, ts)
-    kept = [r for r in records if r[0] is not None]
-    if not kept:
-        return None
-    _, value, ts = kept[-1]
-    fields = _value_fields(value)
-    return {
-        "tombstone": value is None,
-        **fields,
-        "commit_time": _millis(ts),
-        "moved_time": _millis(moved),
-        "changes": changes,
-        "commits": len(records),
-    }
-
-
-def _offset_bytes(value: bytes | None) -> bytes | None:
-    """``committed._offset_bytes``: the committed offset's eight bytes, if the value has them."""
-    if value is None:
-        return None
-    raw = value[2:10]
-    return raw if len(raw) == 8 else None
-
-
-def _value_fields(value: bytes | None) -> dict[str, int | None]:
-    """``committed._value_fields`` of a value's first ``_HEAD`` bytes: committed offset,
-    leader epoch and metadata size (null where the value is too short to hold them)."""
-    if value is None:
-        return {"committed_offset": None, "leader_epoch": None, "metadata_size": None}
-    head = value[:_HEAD]
-    version = _int(head[0:2], signed=False)
-    meta = 14 if version is not None and version >= 3 else 10
-    first = _int(head[meta : meta + 1], signed=False)
-    short = _int(head[meta : meta + 2], signed=False)
-    if version is not None and version >= 4:
-        size = first - 1 if first is not None and first < 128 else None
-    else:
-        size = short
-    epoch = (
-        _int(head[10:14], signed=True, width=4) if version is not None and version >= 3 else None
-    )
-    return {
-        "committed_offset": _int(head[2:10], signed=True, width=8),
-        "leader_epoch": epoch,
-        "metadata_size": size,
-    }
 
 
 def _int(raw: bytes | None, *, signed: bool, width: int | None = None) -> int | None:

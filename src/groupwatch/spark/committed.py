@@ -1,8 +1,9 @@
-"""The latest committed offset per (group, topic, partition), kept without Python: the JVM
-takes the offset, leader epoch and metadata size out of the commit values with byte
-arithmetic, keeps each partition's newest commit of the batch, and MERGEs it into
-``committed_offsets``; a batch whose newest record for a partition is a tombstone (the offset
-was deleted or expired, the group deleted) removes the row.
+"""The latest committed offset per (group, topic, partition): each task of a batch takes the
+offset, leader epoch and metadata size out of its commit values as columns
+(:mod:`groupwatch.spark.commits_columns`), keeps each partition's newest commit of the batch,
+and the batch MERGEs those into ``committed_offsets``; a batch whose newest record for a
+partition is a tombstone (the offset was deleted or expired, the group deleted) removes the
+row.
 
 ``OffsetCommitValue`` is never flexible before v4 and its first fields have fixed places: an
 int16 version, the int64 offset, then (v3+) the int32 leader epoch, then the metadata string
@@ -22,11 +23,11 @@ from typing import TYPE_CHECKING
 from groupwatch import committed_fold, locations, tables
 from groupwatch.config import Config
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
-from groupwatch.spark import deltawrite, keys, sinks
+from groupwatch.spark import commits_columns, deltawrite, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 log = logging.getLogger("groupwatch.job")
 
@@ -37,141 +38,24 @@ APP_ID = f"{sinks.APP_ID}-committed"
 FOLD_APP_ID = f"{sinks.APP_ID}-committed-fold"
 
 
-def _int(value: Column, pos: int | Column, width: int) -> Column:
-    """A signed big-endian integer of ``width`` (4 or 8) bytes at 1-based ``pos``."""
-    from pyspark.sql import functions as F
-
-    pos_col = F.lit(pos) if isinstance(pos, int) else pos
-    raw = value.substr(pos_col, F.lit(width))
-    # conv(..., 16, -10) reads the hex as a signed 64-bit number.
-    as_long = F.conv(F.hex(raw), 16, -10).cast("long")
-    if width == 8:
-        return F.when(F.length(raw) == 8, as_long)
-    return F.when(
-        F.length(raw) == width,
-        F.when(as_long >= 2 ** (8 * width - 1), as_long - 2 ** (8 * width)).otherwise(as_long),
-    )
-
-
-def _value_fields(value: Column) -> list[Column]:
-    """Tombstone, committed offset, leader epoch and metadata size of commit values."""
-    from pyspark.sql import functions as F
-
-    version = F.conv(F.hex(value.substr(F.lit(1), F.lit(2))), 16, 10).cast("int")
-    meta_pos = F.when(version >= 3, F.lit(15)).otherwise(F.lit(11))
-    first = F.conv(F.hex(value.substr(meta_pos, F.lit(1))), 16, 10).cast("int")
-    short = F.conv(F.hex(value.substr(meta_pos, F.lit(2))), 16, 10).cast("int")
-    return [
-        value.isNull().alias("tombstone"),
-        _int(value, 3, 8).alias("committed_offset"),
-        F.when(version >= 3, _int(value, 11, 4).cast("int")).alias("leader_epoch"),
-        F.when(version >= 4, F.when(first < 128, first - 1))
-        .otherwise(short)
-        .cast("int")
-        .alias("metadata_size"),
-    ]
-
-
-def _offset_bytes(value: Column) -> Column:
-    """The committed offset's eight bytes (null where :func:`_int` gives null): equal bytes are
-    equal offsets, so changes are found without reading the number."""
-    from pyspark.sql import functions as F
-
-    raw = value.substr(F.lit(3), F.lit(8))
-    return F.when(F.octet_length(raw) == 8, raw)
-
-
-#: Bytes of a commit value that hold every field :func:`_value_fields` reads: the version
-#: (2), the offset (8), the leader epoch (4) and the metadata's length (at most 2).
-_HEAD = 16
-
-#: Bits of the key's hash that pick the window's partition: each holds the records of many
-#: keys, few enough to sort and scan in memory.
-_BUCKET_BITS = 12
-
-
 def newest(df: DataFrame) -> DataFrame:
     """Each partition's newest commit (or tombstone) of the batch, and when its committed
-    offset last changed within the batch (``changes`` = how many times it did).
-
-    By record offset, a commit ``changed`` the offset when the commit before it has none (there
-    is none, or it is a tombstone or too short to hold one) or both have one and they differ;
-    ``changes`` counts them, leaving out the partition's first commit (and any commit after
-    one with neither offset nor time). A partition's records have distinct record offsets:
-    its commits all live in one partition of ``__consumer_offsets``.
-
-    Records are keyed by their raw key bytes (the prefix naming the group and topic, and the
-    partition's four bytes): the group and topic are read once per partition, after the
-    aggregation, and the shuffle carries bytes rather than two strings; likewise only each
-    partition's newest value is parsed. The commit before each record comes from a window
-    over a hash bucket of many keys, ordered by the key's hash, the key, then the record
-    offset: a window per key costs more per key than the sort, the comparison and the
-    aggregation together (1.2 M partitions in a start-up's batch).
-    """
-    from pyspark.sql import Window
+    offset last changed within the batch (``changes`` = how many times it did): computed by
+    :func:`groupwatch.spark.commits_columns.newest` in the task that holds the partition's
+    commits, with no shuffle (see there why a task holds them all)."""
     from pyspark.sql import functions as F
 
-    key = F.col("key")
-    rows = (
+    return (
         df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
         .select(
-            keys.commit_prefix(key).alias("prefix"),
-            keys.commit_partition_bytes(key).alias("pbytes"),
-            # The fields read from the newest value all lie in its first _HEAD bytes: the
-            # sort and the shuffle carry those, not commit timestamps and metadata strings.
-            F.col("value").substr(F.lit(1), F.lit(_HEAD)).alias("value"),
-            _offset_bytes(F.col("value")).alias("co"),
-            F.col("ts"),
-            F.col("offset"),
+            "key",
+            # The fields read from the newest value all lie in its first bytes: the rows sent
+            # to Python carry those, not commit timestamps and metadata strings.
+            F.col("value").substr(F.lit(1), F.lit(commits_columns.HEAD)).alias("value"),
+            "offset",
+            "ts",
         )
-        .where(F.col("prefix").isNotNull() & F.col("pbytes").isNotNull())
-        .withColumn("h", F.xxhash64("prefix", "pbytes"))
-        .withColumn("b", F.shiftright("h", 64 - _BUCKET_BITS))
-    )
-    # Sorted by the hash first: Spark sorts a window's input by its partition column first
-    # and compares rows by a long prefix of their first sort column, which the bucket shares
-    # with all its rows, so that every comparison went to the whole rows. Sorted by the hash,
-    # the prefix decides nearly every comparison, and the window's own sort then finds its
-    # input in order (a merge sort of runs already sorted: about one comparison a row).
-    rows = rows.repartition("b").sortWithinPartitions("h", "prefix", "pbytes", "offset")
-    w = Window.partitionBy("b").orderBy("h", "prefix", "pbytes", "offset")
-    prev = F.lag(F.struct("prefix", "pbytes", "co", "ts")).over(w)
-    rows = rows.withColumn("prev", prev)
-    same = F.coalesce(
-        (F.col("prev.prefix") == F.col("prefix")) & (F.col("prev.pbytes") == F.col("pbytes")),
-        F.lit(False),
-    )
-    before = F.when(same, F.col("prev.co"))
-    before_ts = F.when(same, F.col("prev.ts"))
-    changed = before.isNull() | (F.col("co") != before)
-    first = before.isNull() & before_ts.isNull()
-    last = F.max_by(F.struct("value", "ts"), F.col("offset"))
-    value = F.col("last.value")
-    prefix = F.col("prefix")
-    return (
-        # Grouped by the window's bucket too, so the rows stay where the window put them.
-        rows.groupBy("b", "h", "prefix", "pbytes")
-        .agg(
-            last.alias("last"),
-            F.max(F.when(changed, F.col("ts"))).alias("moved_ms"),
-            F.sum(F.when(changed & ~first, 1).otherwise(0)).alias("changes"),
-            F.count(F.lit(1)).alias("commits"),
-        )
-        .select(
-            keys.prefix_group(prefix).alias("group"),
-            keys.prefix_topic(prefix).alias("topic"),
-            keys.partition_of(F.col("pbytes")).alias("partition"),
-            # No newest row at all when every record offset is null (max_by skips those).
-            F.when(F.col("last").isNotNull(), value.isNull()).alias("tombstone"),
-            *_value_fields(value)[1:],
-            F.timestamp_millis("last.ts").alias("commit_time"),
-            F.timestamp_millis("moved_ms").alias("moved_time"),
-            "changes",
-            "commits",
-        )
-        .where(
-            F.col("group").isNotNull() & F.col("topic").isNotNull() & F.col("partition").isNotNull()
-        )
+        .mapInArrow(commits_columns.newest_batches, commits_columns.DDL)
     )
 
 
@@ -203,7 +87,7 @@ def merge(
 
 def merge_newest(config: Config, rows: pa.Table, batch_id: int) -> None:
     """:func:`merge` of the newest commits found on the driver
-    (:func:`groupwatch.spark.commits_arrow.newest`), MERGEd from there (none: nothing to do)."""
+    (:func:`groupwatch.spark.commits_columns.newest`), MERGEd from there (none: nothing to do)."""
     if rows.num_rows:
         _merge_on_driver(config, rows, batch_id)
 
@@ -300,7 +184,7 @@ class CommitFolder:
 
     # -- the batches ----------------------------------------------------------------------
     def stage(self, rows: pa.Table, batch_id: int) -> None:
-        """The batch's newest commits (:func:`groupwatch.spark.commits_arrow.newest`) appended
+        """The batch's newest commits (:func:`groupwatch.spark.commits_columns.newest`) appended
         to ``committed_changes``, for the next fold."""
         import pyarrow as pa
         from deltalake import DeltaTable

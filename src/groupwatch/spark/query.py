@@ -40,6 +40,7 @@ from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
     commits_arrow,
+    commits_columns,
     committed,
     driver_stage,
     offsets,
@@ -268,7 +269,7 @@ class GroupwatchQuery:
                     batch_id,
                 )
                 batch = dataclasses.replace(batch, malformed=malformed)
-                newest = commits_arrow.newest(rows)
+                newest = commits_columns.newest(rows)
                 if self._deferring:
                     self._step(COMMITTED, self.commits.stage, newest, batch_id)
                 else:

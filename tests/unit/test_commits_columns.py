@@ -1,0 +1,205 @@
+"""Each partition's newest commit computed as columns (``spark.commits_columns.newest``, what
+the driver and every task of a batch run) against the same computed one commit at a time in
+plain Python (``per_row_newest`` below, the driver's code before), row for row and null for
+null, over ``test_committed_newest``'s random batches (every value version, tombstones,
+offsets moved and moved back, values cut short, malformed keys, null record offsets and
+times) and over Hypothesis' batches of a few partitions. No Spark: the integration test holds
+the same function, run in Spark's tasks, to a window per partition over parsed records."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groupwatch.spark import commits_columns
+from groupwatch.spark.commits_arrow import _millis, _partition_bytes, _prefix, group_and_topic
+from tests.integration import test_committed_offsets as made
+from tests.integration.test_committed_newest import batch
+
+_HEAD = 16
+
+
+def _lists(table: pa.Table, names: tuple[str, ...]) -> list[list[Any]]:
+    return [table.column(n).to_pylist() for n in names]
+
+
+def _int_of(raw: bytes | None, *, signed: bool, width: int | None = None) -> int | None:
+    if raw is None or len(raw) == 0 or (width is not None and len(raw) != width):
+        return None
+    return int.from_bytes(raw, "big", signed=signed)
+
+
+def per_row_newest(commits: pa.Table) -> pa.Table:
+    """Each partition's newest commit (or tombstone) and when its committed offset last
+    changed within the batch (``changes`` = how many times it did), one commit at a time."""
+    keyed: dict[tuple[bytes, bytes], list[tuple[int, bytes | None, int | None]]] = {}
+    for key, value, offset, ts in zip(
+        *_lists(commits, ("key", "value", "offset", "ts")), strict=True
+    ):
+        prefix, part = _prefix(key), _partition_bytes(key)
+        if prefix is None or part is None:
+            continue
+        keyed.setdefault((prefix, part), []).append((offset, value, ts))
+    out: dict[str, list[object]] = {name: [] for name in _NEWEST}
+    for (prefix, part), records in keyed.items():
+        group, topic = group_and_topic(prefix)
+        if group is None or topic is None:
+            continue
+        row = _partition_row(records)
+        if row is None:
+            continue
+        row.update(group=group, topic=topic, partition=_int_of(part, signed=False))
+        for name in _NEWEST:
+            out[name].append(row[name])
+    return pa.table({name: pa.array(out[name], kind) for name, kind in _newest_types().items()})
+
+
+_NEWEST = (
+    "group",
+    "topic",
+    "partition",
+    "tombstone",
+    "committed_offset",
+    "leader_epoch",
+    "metadata_size",
+    "commit_time",
+    "moved_time",
+    "changes",
+    "commits",
+)
+
+
+def _newest_types() -> dict[str, pa.DataType]:
+    ts = pa.timestamp("us", "UTC")
+    kinds = (pa.string(), pa.string(), pa.int32(), pa.bool_(), pa.int64(), pa.int32())
+    return dict(zip(_NEWEST, (*kinds, pa.int32(), ts, ts, pa.int64(), pa.int64()), strict=True))
+
+
+def _partition_row(records: list[tuple[int, bytes | None, int | None]]) -> dict[str, object] | None:
+    """One partition's aggregate over its records (unsorted): see ``committed.newest``."""
+    # Null record offsets sort first, as in Spark's ascending window order, and max_by skips
+    # them.
+    records.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
+    moved: int | None = None
+    changes = 0
+    prev: tuple[bytes | None, int | None] | None = None
+    for _, value, ts in records:
+        co = _offset_bytes(value)
+        before = prev[0] if prev is not None else None
+        before_ts = prev[1] if prev is not None else None
+        # SQL's three values: ``before IS NULL OR co != before`` is null when co is.
+        changed = True if before is None else (None if co is None else co != before)
+        first = before is None and before_ts is None
+        if changed and ts is not None and (moved is None or ts > moved):
+            moved = ts
+        if changed and not first:
+            changes += 1
+        prev = (co, ts)
+    kept = [r for r in records if r[0] is not None]
+    if not kept:
+        return None
+    _, value, ts = kept[-1]
+    fields = value_fields(value)
+    return {
+        "tombstone": value is None,
+        **fields,
+        "commit_time": _millis(ts),
+        "moved_time": _millis(moved),
+        "changes": changes,
+        "commits": len(records),
+    }
+
+
+def _offset_bytes(value: bytes | None) -> bytes | None:
+    """``committed._offset_bytes``: the committed offset's eight bytes, if the value has them."""
+    if value is None:
+        return None
+    raw = value[2:10]
+    return raw if len(raw) == 8 else None
+
+
+def value_fields(value: bytes | None) -> dict[str, int | None]:
+    """A value's first ``_HEAD`` bytes: committed offset,
+    leader epoch and metadata size (null where the value is too short to hold them)."""
+    if value is None:
+        return {"committed_offset": None, "leader_epoch": None, "metadata_size": None}
+    head = value[:_HEAD]
+    version = _int_of(head[0:2], signed=False)
+    meta = 14 if version is not None and version >= 3 else 10
+    first = _int_of(head[meta : meta + 1], signed=False)
+    short = _int_of(head[meta : meta + 2], signed=False)
+    if version is not None and version >= 4:
+        size = first - 1 if first is not None and first < 128 else None
+    else:
+        size = short
+    epoch = (
+        _int_of(head[10:14], signed=True, width=4) if version is not None and version >= 3 else None
+    )
+    return {
+        "committed_offset": _int_of(head[2:10], signed=True, width=8),
+        "leader_epoch": epoch,
+        "metadata_size": size,
+    }
+
+
+def table(rows: list[tuple[Any, ...]]) -> pa.Table:
+    return pa.table(
+        {
+            "key": pa.array([r[0] for r in rows], pa.binary()),
+            "value": pa.array([r[1] for r in rows], pa.binary()),
+            "offset": pa.array([r[2] for r in rows], pa.int64()),
+            "ts": pa.array([r[3] for r in rows], pa.int64()),
+        }
+    )
+
+
+def _rows(t: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r.values()) for r in t.to_pylist()), key=repr)
+
+
+def test_random_batches_come_out_as_one_commit_at_a_time() -> None:
+    rng = random.Random(7)
+    batches = [batch(rng, rng.randrange(1, 8), rng.randrange(0, 40)) for _ in range(200)]
+    batches.append(batch(rng, 60, 3_000))
+    for rows in batches:
+        t = table(rows)
+        assert _rows(commits_columns.newest(t)) == _rows(per_row_newest(t))
+    assert commits_columns.newest(t).schema == commits_columns.SCHEMA
+
+
+def test_a_tasks_arrow_batches_are_taken_together() -> None:
+    rows = batch(random.Random(3), 20, 500)
+    t = table(rows)
+    got = pa.Table.from_batches(list(commits_columns.newest_batches(t.to_batches(max_chunksize=7))))
+    assert _rows(got) == _rows(per_row_newest(t))
+    assert list(commits_columns.newest_batches(iter([]))) == []
+
+
+_commit = st.tuples(
+    st.sampled_from([made.key("g", "t", 0), made.key("g", "t", 1), made.key("h", "t", 0)]),
+    st.one_of(
+        st.none(),
+        st.builds(
+            lambda v, o, cut: made.value(v, o, meta="m")[:cut],
+            st.integers(0, 4),
+            st.sampled_from([0, 1, 2**40]),
+            st.integers(0, 40),
+        ),
+    ),
+    st.one_of(st.none(), st.integers(0, 5)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_commit, max_size=12), st.randoms(use_true_random=False))
+def test_any_few_commits_come_out_as_one_commit_at_a_time(
+    commits: list[tuple[Any, ...]], rnd: random.Random
+) -> None:
+    offsets = rnd.sample(range(100), len(commits))
+    rows = [(k, v, o, ts) for (k, v, ts), o in zip(commits, offsets, strict=True)]
+    t = table(rows)
+    assert _rows(commits_columns.newest(t)) == _rows(per_row_newest(t))
