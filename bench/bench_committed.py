@@ -1,4 +1,4 @@
-"""Benchmark: a start-up's committed-offsets step over a synthetic batch (no brokers).
+"""Benchmark: a start-up's two offset-commit steps over a synthetic batch (no brokers).
 
     .venv/bin/python bench/bench_committed.py [--records 2300000] [--partitions 1200000]
         [--repeat 2] [--baseline COMMIT]
@@ -8,9 +8,10 @@ A persisted batch of ``--records`` offset commits over ``--partitions`` distinct
 partition)s, as a start-up reads them from ``__consumer_offsets``: group names of 20-30
 characters, topic names of 15-25, partitions 0-499, mostly v3 values, some v1 and v4, a few
 tombstones; every partition has one commit, the rest go to partitions at random (some
-repeat the offset, some move it, some move it back). Times, ``--repeat`` times each:
-``newest(batch)`` persisted and counted, and the whole step as a start-up's first batch runs
-it (``committed.merge`` into an empty ``committed_offsets``: a Spark append). Spark runs on
+repeat the offset, some move it, some move it back). Times, ``--repeat`` times each: both
+commit aggregates (per (group, topic) and each partition's newest commit) persisted and
+counted, and both steps as a start-up's first batch runs them (``offsets.merge_commits`` and
+``committed.merge`` into an empty ``group_offsets`` and ``committed_offsets``). Spark runs on
 ``local[2]`` with the job's shuffle partitions; each time is given as wall time and as the
 CPU time of the JVM and its Python workers (steadier on a shared machine). ``--baseline
 COMMIT``: the same by that commit's code (``git archive`` into a temporary folder, run in a
@@ -175,6 +176,40 @@ def synthetic(spark: Any, records: int, partitions: int) -> Any:
     return df.withColumn("rtype", keys.record_type(F.col("key")))
 
 
+def _aggregates(batch: Any) -> int:
+    """Both commit aggregates of ``batch``, persisted and counted: their rows."""
+    from groupwatch.spark import committed, offsets
+
+    try:
+        from groupwatch.spark import commit_aggregates
+    except ImportError:  # the code before both came from one pass over the commits
+        per_topic = offsets._aggregated(batch).persist()  # type: ignore[attr-defined]
+        per_partition = committed.newest(batch).persist()  # type: ignore[attr-defined]
+        n = per_topic.count() + per_partition.count()
+        per_topic.unpersist()
+        per_partition.unpersist()
+        return int(n)
+    rows = commit_aggregates.both(batch).persist()
+    n = rows.count()
+    rows.unpersist()
+    return int(n)
+
+
+def _steps(spark: Any, cfg: Any, batch: Any, batch_id: int, known: int | None = None) -> None:
+    """The batch's two commit steps, as the job runs them for a batch Spark writes."""
+    from groupwatch.spark import committed, offsets
+
+    try:
+        from groupwatch.spark import commit_aggregates
+    except ImportError:  # the code before: each step from the batch
+        offsets.merge_commits(spark, cfg, batch, batch_id, known)
+        committed.merge(spark, cfg, batch, batch_id, known)
+        return
+    with commit_aggregates.of(batch) as (per_topic, per_partition):
+        offsets.merge_commits(spark, cfg, per_topic, batch_id, known)
+        committed.merge(spark, cfg, per_partition, batch_id, known)
+
+
 def _live(spark: Any, cfg: Any, work: Path, startup: Any, args: argparse.Namespace) -> None:
     """``--live``: the two commit steps of a live batch, rows counted first against the batch's
     commit count passed on, in turn."""
@@ -183,12 +218,11 @@ def _live(spark: Any, cfg: Any, work: Path, startup: Any, args: argparse.Namespa
     from deltalake import write_deltalake
 
     from groupwatch import deltaread
-    from groupwatch.spark import committed, offsets
 
     for name in ("committed_offsets", "group_offsets"):
         write_deltalake(str(work / "delta" / name), deltaread.schema(name).empty_table())
     started = time.perf_counter()
-    committed.merge(spark, cfg, startup, 0)
+    _steps(spark, cfg, startup, 0)
     print(f"committed_offsets: {args.partitions:,} partitions written in "
           f"{time.perf_counter() - started:.1f} s", flush=True)  # fmt: skip
     live = synthetic(spark, args.live, args.partitions).persist()
@@ -199,8 +233,7 @@ def _live(spark: Any, cfg: Any, work: Path, startup: Any, args: argparse.Namespa
         way = "counted first" if i % 2 == 0 else "count known"
         known = n if way == "count known" else None
         started = time.perf_counter()
-        offsets.merge_commits(spark, cfg, live, batch_id, known)
-        committed.merge(spark, cfg, live, batch_id, known)
+        _steps(spark, cfg, live, batch_id, known)
         took = time.perf_counter() - started
         batch_id += 1
         if i >= 2:  # the first of each way warms the session up
@@ -259,39 +292,40 @@ def main() -> int:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
         return 0
-    best = {k: float("inf") for k in ("newest", "newest_cpu", "step", "step_cpu")}
+    names = ("aggregates", "aggregates_cpu", "steps", "steps_cpu")
+    best = {k: float("inf") for k in names}
     for i in range(args.repeat):
         c0, t0 = _cpu(pid), time.perf_counter()
-        rows = committed.newest(batch).persist()
-        kept = rows.count()
+        kept = _aggregates(batch)
         took, cpu = time.perf_counter() - t0, _cpu(pid) - c0
-        rows.unpersist()
-        best["newest"], best["newest_cpu"] = min(best["newest"], took), min(best["newest_cpu"], cpu)
+        best["aggregates"] = min(best["aggregates"], took)
+        best["aggregates_cpu"] = min(best["aggregates_cpu"], cpu)
         print(
-            f"newest, persisted and counted: {took:.2f} s, CPU {cpu:.2f} s ({kept:,} partitions)",
+            f"both aggregates, persisted and counted: {took:.2f} s, CPU {cpu:.2f} s"
+            f" ({kept:,} rows)",
             flush=True,
         )
-
-        table = work / "delta" / "committed_offsets"
-        shutil.rmtree(table, ignore_errors=True)
-        write_deltalake(str(table), deltaread.schema("committed_offsets").empty_table())
+        for name in ("committed_offsets", "group_offsets"):
+            table = work / "delta" / name
+            shutil.rmtree(table, ignore_errors=True)
+            write_deltalake(str(table), deltaread.schema(name).empty_table())
         committed._FILLED.clear()
         c0, t0 = _cpu(pid), time.perf_counter()
-        committed.merge(spark, cfg, batch, i)
+        _steps(spark, cfg, batch, i)
         took, cpu = time.perf_counter() - t0, _cpu(pid) - c0
-        best["step"], best["step_cpu"] = min(best["step"], took), min(best["step_cpu"], cpu)
-        print(f"step (newest, count, append to Delta): {took:.2f} s, CPU {cpu:.2f} s", flush=True)
+        best["steps"], best["steps_cpu"] = min(best["steps"], took), min(best["steps_cpu"], cpu)
+        print(f"both steps into empty tables: {took:.2f} s, CPU {cpu:.2f} s", flush=True)
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)
     print(
-        f"best: newest {best['newest']:.2f} s (CPU {best['newest_cpu']:.2f} s),"
-        f" step {best['step']:.2f} s (CPU {best['step_cpu']:.2f} s)",
+        f"best: aggregates {best['aggregates']:.2f} s (CPU {best['aggregates_cpu']:.2f} s),"
+        f" steps {best['steps']:.2f} s (CPU {best['steps_cpu']:.2f} s)",
         flush=True,
     )
     if args.json:
         print(json.dumps(best))
     elif base is not None:
-        for name in ("newest", "newest_cpu", "step", "step_cpu"):
+        for name in names:
             print(
                 f"{name}: baseline {base[name]:.2f} s, this tree {best[name]:.2f} s, "
                 f"{base[name] / best[name]:.2f}x",

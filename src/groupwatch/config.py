@@ -38,7 +38,9 @@ class SourceConfig:
 
     #: ``host:port,...``; ``local`` means the project's own broker (``groupwatch broker start``).
     bootstrap_servers: str = "local"
-    #: ``__consumer_offsets`` itself, or an ordinary topic that mirrors it.
+    #: ``__consumer_offsets`` itself, or an ordinary topic that mirrors it (each group's records
+    #: in one partition, as there: a batch aggregates a group's commits in the task that
+    #: reads them).
     topic: str = "__consumer_offsets"
     #: Only for a new query; a restarted query continues from its checkpoint.
     starting_offsets: str = "earliest"

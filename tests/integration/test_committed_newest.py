@@ -1,4 +1,5 @@
-"""``committed.newest`` (each task's rows as columns) against a window per partition over fully
+"""Each partition's newest commit as a batch computes it (``commit_aggregates``: each task's
+rows as columns) against a window per partition over fully
 parsed records, row for row, over random batches: commits of every version, tombstones,
 offsets repeated, moved and moved back, values too short to read, malformed keys and records
 of other types, interleaved by record offset."""
@@ -12,9 +13,9 @@ from typing import Any
 import pytest
 
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
-from groupwatch.spark import committed, keys
+from groupwatch.spark import commit_aggregates, keys
 
-from .test_committed_offsets import frame, key, kstr, value
+from .test_committed_offsets import as_the_source, frame, key, kstr, value
 
 pytestmark = pytest.mark.spark
 
@@ -163,15 +164,6 @@ def _rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
 
-def by_partition(df: Any, tasks: int) -> Any:
-    """``df`` in ``tasks`` tasks, each partition's commits in one, as the source delivers
-    them (a group's records all live in one partition of ``__consumer_offsets``). Keyed by the
-    key less its type: a type 0 and a type 1 key of one partition are the same partition."""
-    from pyspark.sql import functions as F
-
-    return df.repartition(tasks, F.expr("substring(key, 3)"))
-
-
 @pytest.mark.parametrize("arrow_batch", [10_000, 7], ids=["one-arrow-batch", "arrow-batches-of-7"])
 def test_newest_matches_window_per_partition(spark: Any, arrow_batch: int) -> None:
     # Batches of 7 rows: a task's commits reach Python in many Arrow batches, a partition's
@@ -184,9 +176,9 @@ def test_newest_matches_window_per_partition(spark: Any, arrow_batch: int) -> No
         batches = [batch(rng, rng.randrange(1, 6), rng.randrange(1, 30)) for _ in range(25)]
         batches.append(batch(rng, 60, 2_000))
         for i, rows in enumerate(batches):
-            df = by_partition(frame(spark, rows), 1 + i % 3)
+            df = as_the_source(frame(spark, rows), 1 + i % 3)
             expected = _rows(reference(df))
-            assert _rows(committed.newest(df)) == expected
+            assert _rows(commit_aggregates.per_partition(commit_aggregates.both(df))) == expected
     finally:
         spark.conf.set(conf, before)
     # The large batch exercises what matters: moves back and forth, tombstones last.

@@ -13,7 +13,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from groupwatch import config, deltaread
-from groupwatch.spark import committed, keys
+from groupwatch.spark import commit_aggregates, committed, keys
 
 pytestmark = pytest.mark.spark
 
@@ -44,6 +44,14 @@ def frame(spark: Any, rows: list[tuple[bytes, bytes | None, int, int]]) -> Any:
     return df.withColumn("rtype", keys.record_type(F.col("key")))
 
 
+def as_the_source(df: Any, tasks: int) -> Any:
+    """``df`` in ``tasks`` tasks, each group's records in one, as the source delivers them
+    (the broker writes a group's records to one partition of ``__consumer_offsets``)."""
+    from pyspark.sql import functions as F
+
+    return df.repartition(tasks, keys.group_id(F.col("key")))
+
+
 def table(root: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     rows = DeltaTable(str(root / "committed_offsets")).to_pyarrow_table().to_pylist()
     return {(r["group"], r["topic"], r["partition"]): r for r in rows}
@@ -66,7 +74,8 @@ def test_latest_commit_per_partition(
 
     def merge(rows: list[tuple[bytes, bytes | None, int, int]], batch_id: int) -> None:
         commits = len(rows) if known else None
-        committed.merge(spark, cfg, frame(spark, rows), batch_id, commits)
+        with commit_aggregates.of(as_the_source(frame(spark, rows), 2)) as (_, per_partition):
+            committed.merge(spark, cfg, per_partition, batch_id, commits)
 
     cfg = config.load(
         None,

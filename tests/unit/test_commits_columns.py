@@ -1,13 +1,15 @@
-"""Each partition's newest commit computed as columns (``spark.commits_columns.newest``, what
-the driver and every task of a batch run) against the same computed one commit at a time in
-plain Python (``per_row_newest`` below, the driver's code before), row for row and null for
-null, over ``test_committed_newest``'s random batches (every value version, tombstones,
+"""A batch's two commit aggregates computed as columns (``spark.commits_columns``: each
+partition's newest commit, and the aggregate per (group, topic); what the driver and every
+task of a batch run) against the same computed one commit at a time in plain Python
+(``per_row_newest``, ``per_row_aggregated`` below, the driver's code before), row for row and
+null for null, over ``test_committed_newest``'s random batches (every value version, tombstones,
 offsets moved and moved back, values cut short, malformed keys, null record offsets and
 times) and over Hypothesis' batches of a few partitions. No Spark: the integration test holds
 the same function, run in Spark's tasks, to a window per partition over parsed records."""
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from typing import Any
 
@@ -16,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groupwatch.spark import commits_columns
-from groupwatch.spark.commits_arrow import _millis, _partition_bytes, _prefix, group_and_topic
+from groupwatch.spark.commits_columns import group_and_topic
 from tests.integration import test_committed_offsets as made
 from tests.integration.test_committed_newest import batch
 
@@ -31,6 +33,64 @@ def _int_of(raw: bytes | None, *, signed: bool, width: int | None = None) -> int
     if raw is None or len(raw) == 0 or (width is not None and len(raw) != width):
         return None
     return int.from_bytes(raw, "big", signed=signed)
+
+
+def _prefix(key: bytes | None) -> bytes | None:
+    """``keys.commit_prefix``: the bytes between record type and partition."""
+    if key is None or len(key) < 10:
+        return None
+    return key[2:-4]
+
+
+def _partition_bytes(key: bytes | None) -> bytes | None:
+    """``keys.commit_partition_bytes``: the last four bytes, null for a negative partition."""
+    if key is None or len(key) < 10:
+        return None
+    last = key[-4:]
+    return last if last < b"\x80" else None
+
+
+def _millis(ms: int | None) -> dt.datetime | None:
+    if ms is None:
+        return None
+    return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
+
+
+def per_row_aggregated(commits: pa.Table) -> pa.Table:
+    """One commit at a time: per key prefix, its group and topic, highest partition,
+    commits and newest commit time (``commits``: the batch's commit rows)."""
+    highest: dict[bytes | None, bytes | None] = {}
+    count: dict[bytes | None, int] = {}
+    newest_ts: dict[bytes | None, int | None] = {}
+    for key, ts in zip(*_lists(commits, ("key", "ts")), strict=True):
+        prefix = _prefix(key)
+        part = _partition_bytes(key)
+        if prefix not in count:
+            highest[prefix], count[prefix], newest_ts[prefix] = part, 1, ts
+            continue
+        top = highest[prefix]
+        if part is not None and (top is None or part > top):
+            highest[prefix] = part
+        count[prefix] += 1
+        last = newest_ts[prefix]
+        if ts is not None and (last is None or ts > last):
+            newest_ts[prefix] = ts
+    prefixes = list(count)
+    named = [group_and_topic(p) for p in prefixes]
+    return pa.table(
+        {
+            "prefix": pa.array(prefixes, pa.binary()),
+            "group": pa.array([g for g, _ in named], pa.string()),
+            "topic": pa.array([t for _, t in named], pa.string()),
+            "max_partition": pa.array(
+                [_int_of(highest[p], signed=False) for p in prefixes], pa.int32()
+            ),
+            "commits": pa.array([count[p] for p in prefixes], pa.int64()),
+            "last_commit_time": pa.array(
+                [_millis(newest_ts[p]) for p in prefixes], pa.timestamp("us", "UTC")
+            ),
+        }
+    )
 
 
 def per_row_newest(commits: pa.Table) -> pa.Table:
@@ -80,7 +140,7 @@ def _newest_types() -> dict[str, pa.DataType]:
 
 
 def _partition_row(records: list[tuple[int, bytes | None, int | None]]) -> dict[str, object] | None:
-    """One partition's aggregate over its records (unsorted): see ``committed.newest``."""
+    """One partition's aggregate over its records (unsorted)."""
     # Null record offsets sort first, as in Spark's ascending window order, and max_by skips
     # them.
     records.sort(key=lambda r: (r[0] is not None, r[0] if r[0] is not None else 0))
@@ -165,18 +225,27 @@ def test_random_batches_come_out_as_one_commit_at_a_time() -> None:
     rng = random.Random(7)
     batches = [batch(rng, rng.randrange(1, 8), rng.randrange(0, 40)) for _ in range(200)]
     batches.append(batch(rng, 60, 3_000))
+    # Keys too short for a prefix, a null key: one aggregate of their own.
+    batches.append([(None, None, 1, 5), (b"\x00\x01abc", None, 2, None), *batches[-1][:50]])
     for rows in batches:
         t = table(rows)
         assert _rows(commits_columns.newest(t)) == _rows(per_row_newest(t))
+        # In the order the prefixes first appear, as the per-row dictionary keeps them.
+        assert commits_columns.aggregated(t).to_pylist() == per_row_aggregated(t).to_pylist()
     assert commits_columns.newest(t).schema == commits_columns.SCHEMA
+    assert commits_columns.aggregated(t).schema == commits_columns.PER_TOPIC
 
 
-def test_a_tasks_arrow_batches_are_taken_together() -> None:
+def test_a_tasks_arrow_batches_are_taken_together_into_both_aggregates() -> None:
     rows = batch(random.Random(3), 20, 500)
     t = table(rows)
-    got = pa.Table.from_batches(list(commits_columns.newest_batches(t.to_batches(max_chunksize=7))))
-    assert _rows(got) == _rows(per_row_newest(t))
-    assert list(commits_columns.newest_batches(iter([]))) == []
+    pieces = commits_columns.aggregates_batches(t.to_batches(max_chunksize=7))
+    got = pa.Table.from_batches(list(pieces), schema=commits_columns.BOTH)
+    per_topic = got.filter(got.column("per_topic"))
+    per_partition = got.filter(pa.compute.invert(got.column("per_topic")))
+    assert _rows(per_partition.select(commits_columns.SCHEMA.names)) == _rows(per_row_newest(t))
+    assert _rows(per_topic.select(commits_columns.PER_TOPIC.names)) == _rows(per_row_aggregated(t))
+    assert list(commits_columns.aggregates_batches(iter([]))) == []
 
 
 _commit = st.tuples(
@@ -203,3 +272,4 @@ def test_any_few_commits_come_out_as_one_commit_at_a_time(
     rows = [(k, v, o, ts) for (k, v, ts), o in zip(commits, offsets, strict=True)]
     t = table(rows)
     assert _rows(commits_columns.newest(t)) == _rows(per_row_newest(t))
+    assert commits_columns.aggregated(t).to_pylist() == per_row_aggregated(t).to_pylist()

@@ -1,18 +1,20 @@
-"""Each partition's newest commit, computed as columns from commit rows: the rows of
-``committed_offsets`` a batch MERGEs (:func:`groupwatch.spark.committed.merge`).
+"""A batch's two offset-commit aggregates, computed as columns from its commit rows: per
+(group, topic), the rows ``group_offsets`` takes (:func:`aggregated`), and per partition, each
+one's newest commit, the rows ``committed_offsets`` takes (:func:`newest`).
 
-Spark runs :func:`newest` in the task that holds the rows (``mapInArrow``, no shuffle): the
-batch is persisted as whole partitions of the source topic (:func:`groupwatch.spark.source.
-split` coalesces them, never splits one; the job sets neither ``minPartitions`` nor
-``maxRecordsPerPartition``), and the broker writes all of a group's records to one partition
-of ``__consumer_offsets``, so a task holds every commit of each (group, topic, partition) it
-sees and its rows are final. A live batch small enough for the driver runs the same function
-there. A window over the whole batch (a shuffle of every commit and a sort) cost three
-quarters of a start-up's committed-offsets step (docs/performance.md).
+Spark runs both in the task that holds the rows, in one pass (``mapInArrow`` of
+:func:`aggregates_batches`, no shuffle): the batch is persisted as whole partitions of the
+source topic (:func:`groupwatch.spark.source.split` coalesces them, never splits one; the job
+sets neither ``minPartitions`` nor ``maxRecordsPerPartition``), and the broker writes all of a
+group's records to one partition of ``__consumer_offsets``, so a task holds every commit of
+each group it sees and its rows are final. A live batch small enough for the driver runs the
+same functions there. A window over the whole batch (a shuffle of every commit and a sort)
+cost three quarters of a start-up's committed-offsets step, and the per-(group, topic)
+aggregate was a second pass over the same commits (docs/performance.md).
 
 The byte layouts are those of :mod:`groupwatch.spark.keys` and of ``OffsetCommitValue``'s first
-fields; ``tests/integration/test_committed_newest.py`` holds the rows to a window per partition
-over fully parsed records.
+fields; ``tests/integration/test_committed_newest.py`` and ``test_commit_aggregates.py`` hold the
+rows to Spark's own reading of the records.
 """
 
 from __future__ import annotations
@@ -23,15 +25,13 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from groupwatch.spark.commits_arrow import group_and_topic
-
 #: Bytes of a commit value the newest commit's fields are read from.
 HEAD = 16
 
 #: A slice's end past any value (``binary_slice`` without one fails on some arrays).
 _END = 2**31 - 1
 
-#: The output's columns and types (Spark's, for ``mapInArrow``: :data:`DDL`).
+#: :func:`newest`'s columns and types.
 _TS = pa.timestamp("us", "UTC")
 SCHEMA = pa.schema(
     [
@@ -48,19 +48,101 @@ SCHEMA = pa.schema(
         ("commits", pa.int64()),
     ]
 )
-DDL = (
-    "group string, topic string, partition int, tombstone boolean, committed_offset bigint, "
-    "leader_epoch int, metadata_size int, commit_time timestamp, moved_time timestamp, "
-    "changes bigint, commits bigint"
+#: :func:`aggregated`'s columns and types.
+PER_TOPIC = pa.schema(
+    [
+        ("prefix", pa.binary()),
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("max_partition", pa.int32()),
+        ("commits", pa.int64()),
+        ("last_commit_time", _TS),
+    ]
+)
+#: :func:`aggregates`' rows: ``per_topic`` true for :data:`PER_TOPIC`'s, false for
+#: :data:`SCHEMA`'s (``group``, ``topic`` and ``commits`` shared; the other's columns null).
+BOTH = pa.schema(
+    [
+        ("per_topic", pa.bool_()),
+        *SCHEMA,
+        *(f for f in PER_TOPIC if f.name not in SCHEMA.names),
+    ]
+)
+#: :data:`BOTH` as Spark's DDL, for ``mapInArrow``.
+DDL = ", ".join(
+    f"`{f.name}` "
+    + {
+        pa.bool_(): "boolean",
+        pa.string(): "string",
+        pa.binary(): "binary",
+        pa.int32(): "int",
+        pa.int64(): "bigint",
+        _TS: "timestamp",
+    }[f.type]
+    for f in BOTH
 )
 
 
-def newest_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """:func:`newest` over one task's rows (``mapInArrow``): the task's batches together, as
-    a partition's commits may lie in more than one."""
+def aggregates_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """:func:`aggregates` over one task's rows (``mapInArrow``): the task's batches together,
+    as a partition's commits may lie in more than one."""
     got = list(batches)
     if got:
-        yield from newest(pa.Table.from_batches(got)).to_batches()
+        yield from aggregates(pa.Table.from_batches(got)).to_batches()
+
+
+def aggregates(commits: pa.Table) -> pa.Table:
+    """:func:`aggregated` and :func:`newest` of ``commits`` as one table of :data:`BOTH`."""
+
+    def widened(table: pa.Table, per_topic: bool) -> pa.Table:
+        n = table.num_rows
+        columns = [pa.array([per_topic] * n, pa.bool_())]
+        for f in BOTH:
+            if f.name != "per_topic":
+                have = f.name in table.schema.names
+                columns.append(table.column(f.name) if have else pa.nulls(n, f.type))
+        return pa.table(columns, schema=BOTH)
+
+    return pa.concat_tables([widened(aggregated(commits), True), widened(newest(commits), False)])
+
+
+def aggregated(commits: pa.Table) -> pa.Table:
+    """Per key prefix (group and topic; null for a key too short to hold one): its group and
+    topic (null unless well formed), highest partition, commits and newest commit time, of
+    ``commits`` (``key``, ``ts`` in ms). Prefixes in the order they first appear."""
+    keys = _array(commits.column("key"))
+    length = pc.fill_null(pc.binary_length(keys), 0).to_numpy(zero_copy_only=False)
+    long_enough = length >= 10
+    prefix = pc.if_else(
+        pa.array(long_enough), pc.binary_slice(keys, 2, -4), pa.scalar(None, pa.binary())
+    )
+    encoded = pc.dictionary_encode(prefix, null_encoding="encode")
+    which = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    prefixes = encoded.dictionary
+    k = len(prefixes)
+    counts = np.bincount(which, minlength=k)
+    # The partition's four bytes, compared as Spark compares binary (unsigned); a negative
+    # partition is none.
+    partition = _big_endian(keys, _starts(keys, end=True) - 4, 4, long_enough).astype(np.int64)
+    has_partition = long_enough & (partition < 2**31)
+    highest = np.full(k, -1, dtype=np.int64)
+    np.maximum.at(highest, which[has_partition], partition[has_partition])
+    ts, ts_ok = _ints(commits.column("ts"))
+    newest_ts = np.full(k, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(newest_ts, which[ts_ok], ts[ts_ok])
+    newest_ok = np.bincount(which[ts_ok], minlength=k) > 0
+    group, topic = _group_and_topic(prefixes)
+    return pa.table(
+        [
+            prefixes,
+            group,
+            topic,
+            pa.array(highest, pa.int32(), mask=highest < 0),
+            pa.array(counts, pa.int64()),
+            _times((newest_ts, newest_ok)),
+        ],
+        schema=PER_TOPIC,
+    )
 
 
 def newest(commits: pa.Table) -> pa.Table:
@@ -191,13 +273,42 @@ def _names(tails: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray]:
     """Group, topic (null unless the prefix is well formed) and partition of each distinct key
     less its type (``prefix + partition``)."""
     prefixes = pc.dictionary_encode(pc.binary_slice(tails, 0, -4))
-    parsed = [group_and_topic(p) for p in prefixes.dictionary.to_pylist()]
-    at = prefixes.indices
-    group = pa.array([g for g, _ in parsed], pa.string()).take(at)
-    topic = pa.array([t for _, t in parsed], pa.string()).take(at)
+    group, topic = _group_and_topic(prefixes.dictionary)
+    group, topic = group.take(prefixes.indices), topic.take(prefixes.indices)
     ends = _starts(tails, end=True)
     partition = _big_endian(tails, ends - 4, 4, np.ones(len(tails), dtype=bool))
     return group, topic, partition.astype(np.int64)
+
+
+def _group_and_topic(prefixes: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The group and topic of each prefix, read once per prefix (a batch has far fewer
+    prefixes than commits)."""
+    parsed = [group_and_topic(p) for p in prefixes.to_pylist()]
+    return (
+        pa.array([g for g, _ in parsed], pa.string()),
+        pa.array([t for _, t in parsed], pa.string()),
+    )
+
+
+def group_and_topic(prefix: bytes | None) -> tuple[str | None, str | None]:
+    """``keys.prefix_group`` and ``keys.prefix_topic``: both null unless the prefix is well
+    formed (lengths read unsigned, below 0x8000, adding up to the prefix exactly)."""
+    if prefix is None or len(prefix) < 2:
+        return None, None
+    glen = int.from_bytes(prefix[0:2], "big")
+    if len(prefix) < glen + 4:
+        return None, None
+    tlen = int.from_bytes(prefix[glen + 2 : glen + 4], "big")
+    if glen >= 0x8000 or tlen >= 0x8000 or len(prefix) != glen + tlen + 4:
+        return None, None
+    return _utf8(prefix[2 : 2 + glen]), _utf8(prefix[glen + 4 :])
+
+
+def _utf8(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _array(column: pa.ChunkedArray | pa.Array) -> pa.Array:

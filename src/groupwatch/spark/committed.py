@@ -1,7 +1,7 @@
 """The latest committed offset per (group, topic, partition): each task of a batch takes the
-offset, leader epoch and metadata size out of its commit values as columns
-(:mod:`groupwatch.spark.commits_columns`), keeps each partition's newest commit of the batch,
-and the batch MERGEs those into ``committed_offsets``; a batch whose newest record for a
+offset, leader epoch and metadata size out of its commit values as columns and keeps each
+partition's newest commit of the batch (:mod:`groupwatch.spark.commit_aggregates`), and the
+batch MERGEs those into ``committed_offsets``; a batch whose newest record for a
 partition is a tombstone (the offset was deleted or expired, the group deleted) removes the
 row.
 
@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING
 
 from groupwatch import committed_fold, locations, tables
 from groupwatch.config import Config
-from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
-from groupwatch.spark import commits_columns, deltawrite, sinks
+from groupwatch.spark import deltawrite, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -36,27 +35,6 @@ APP_ID = f"{sinks.APP_ID}-committed"
 #: The app id of a fold's MERGE (:class:`CommitFolder`), whose version is the newest batch
 #: folded: a fold run again after a crash skips what is already in.
 FOLD_APP_ID = f"{sinks.APP_ID}-committed-fold"
-
-
-def newest(df: DataFrame) -> DataFrame:
-    """Each partition's newest commit (or tombstone) of the batch, and when its committed
-    offset last changed within the batch (``changes`` = how many times it did): computed by
-    :func:`groupwatch.spark.commits_columns.newest` in the task that holds the partition's
-    commits, with no shuffle (see there why a task holds them all)."""
-    from pyspark.sql import functions as F
-
-    return (
-        df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
-        .select(
-            "key",
-            # The fields read from the newest value all lie in its first bytes: the rows sent
-            # to Python carry those, not commit timestamps and metadata strings.
-            F.col("value").substr(F.lit(1), F.lit(commits_columns.HEAD)).alias("value"),
-            "offset",
-            "ts",
-        )
-        .mapInArrow(commits_columns.newest_batches, commits_columns.DDL)
-    )
 
 
 #: How a partition's row takes the batch's newest commit (SQL over t and s, both writers).
@@ -72,13 +50,19 @@ _ON = "t.group = s.group AND t.topic = s.topic AND t.partition = s.partition"
 
 
 def merge(
-    spark: SparkSession, config: Config, df: DataFrame, batch_id: int, commits: int | None = None
+    spark: SparkSession,
+    config: Config,
+    newest: DataFrame,
+    batch_id: int,
+    commits: int | None = None,
 ) -> None:
-    """MERGE the batch's newest commits into ``committed_offsets`` (once per batch).
+    """MERGE the batch's newest commit per partition (``newest``:
+    :func:`groupwatch.spark.commit_aggregates.per_partition`) into ``committed_offsets`` (once
+    per batch).
 
     ``commits``: the batch's offset-commit records, if known: at most one row per commit
     comes out (:func:`groupwatch.spark.sinks.placed`)."""
-    with sinks.placed(config, newest(df), commits) as (data, rows):
+    with sinks.placed(config, newest, commits) as (data, rows):
         if data is not None:
             _merge_on_driver(config, data, batch_id)
         else:

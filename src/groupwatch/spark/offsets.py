@@ -26,17 +26,22 @@ def batch_note(batch_id: int) -> str:
 
 
 def merge_commits(
-    spark: SparkSession, config: Config, df: DataFrame, batch_id: int, commits: int | None = None
+    spark: SparkSession,
+    config: Config,
+    per_topic: DataFrame,
+    batch_id: int,
+    commits: int | None = None,
 ) -> Column | None:
-    """Aggregate the batch's offset commits per (group, topic) and MERGE them into
-    ``group_offsets``; returns a condition matching the commits whose keys are malformed
-    (``None`` if there are none), which go to Python to be decoded and quarantined.
+    """MERGE the batch's offset commits aggregated per (group, topic) (``per_topic``:
+    :func:`groupwatch.spark.commit_aggregates.per_topic`) into ``group_offsets``; returns a
+    condition matching the commits whose keys are malformed (``None`` if there are none),
+    which go to Python to be decoded and quarantined.
 
     Aggregated, a batch has one row per (group, topic) it commits to: from the driver with
     delta-rs up to ``delta.driver_write_rows`` of them, by Spark above. ``commits``: the
     batch's offset-commit records, if known: they bound the aggregate's rows
     (:func:`groupwatch.spark.sinks.placed`)."""
-    with sinks.placed(config, _aggregated(df), commits) as (data, aggregated):
+    with sinks.placed(config, per_topic, commits) as (data, aggregated):
         if data is not None:
             bad = _merge_on_driver(config, data, batch_id)
         else:
@@ -46,7 +51,7 @@ def merge_commits(
 
 def merge_aggregated(config: Config, aggregated: pa.Table, batch_id: int) -> Column | None:
     """:func:`merge_commits` of an aggregate made on the driver
-    (:func:`groupwatch.spark.commits_arrow.aggregated`), MERGEd from there."""
+    (:func:`groupwatch.spark.commits_columns.aggregated`), MERGEd from there."""
     return _malformed(_merge_on_driver(config, aggregated, batch_id))
 
 
@@ -62,31 +67,6 @@ def _malformed(bad: list[bytes | None]) -> Column | None:
     if known:
         malformed = malformed | prefix.isin(*known)
     return F.col("rtype").isin(*OFFSET_COMMIT_TYPES) & malformed
-
-
-def _aggregated(df: DataFrame) -> DataFrame:
-    """The batch's offset commits per (group, topic): its prefix, group and topic, highest
-    partition, commits and newest commit time."""
-    from pyspark.sql import functions as F
-
-    key = F.col("key")
-    return (
-        df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
-        .groupBy(keys.commit_prefix(key).alias("prefix"))
-        .agg(
-            F.max(keys.commit_partition_bytes(key)).alias("partition"),
-            F.count(F.lit(1)).alias("commits"),
-            F.max("ts").alias("ts"),
-        )
-        .select(
-            "prefix",
-            keys.prefix_group(F.col("prefix")).alias("group"),
-            keys.prefix_topic(F.col("prefix")).alias("topic"),
-            keys.partition_of(F.col("partition")).alias("max_partition"),
-            "commits",
-            F.timestamp_millis("ts").alias("last_commit_time"),
-        )
-    )
 
 
 #: How a (group, topic)'s running totals take a batch's aggregate, as SQL over the table (t)

@@ -39,7 +39,7 @@ from groupwatch.protocol.specs import GROUP_METADATA_TYPE
 from groupwatch.rows.findings import finding_row
 from groupwatch.spark import (
     batch_report,
-    commits_arrow,
+    commit_aggregates,
     commits_columns,
     committed,
     driver_stage,
@@ -265,7 +265,7 @@ class GroupwatchQuery:
                     OFFSETS,
                     offsets.merge_aggregated,
                     self.config,
-                    commits_arrow.aggregated(rows),
+                    commits_columns.aggregated(rows),
                     batch_id,
                 )
                 batch = dataclasses.replace(batch, malformed=malformed)
@@ -275,11 +275,17 @@ class GroupwatchQuery:
                 else:
                     self._step(COMMITTED, self.commits.merge_newest, newest, batch_id)
             elif stats.has_commits:
-                args = (self.spark, self.config, batch.rows, batch_id, stats.commits)
-                batch = dataclasses.replace(
-                    batch, malformed=self._step(OFFSETS, offsets.merge_commits, *args)
-                )
-                self._step(COMMITTED, self.commits.merge, *args)
+                # Both aggregates from one pass over the commits, in the tasks that hold them:
+                # the first step to write pays for it.
+                with commit_aggregates.of(batch.rows) as (per_topic, per_partition):
+                    at = (batch_id, stats.commits)
+                    malformed = self._step(
+                        OFFSETS, offsets.merge_commits, self.spark, self.config, per_topic, *at
+                    )
+                    batch = dataclasses.replace(batch, malformed=malformed)
+                    self._step(
+                        COMMITTED, self.commits.merge, self.spark, self.config, per_partition, *at
+                    )
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._step(DUE, self.state.due_groups, batch_id, stats.clocks)

@@ -143,7 +143,7 @@ def python_records(df: DataFrame, malformed_commits: Column | None) -> DataFrame
 
 
 def commit_rows(df: DataFrame) -> DataFrame:
-    """The batch's offset commits as :mod:`groupwatch.spark.commits_arrow` reads them."""
+    """The batch's offset commits as :mod:`groupwatch.spark.commits_columns` reads them."""
     from pyspark.sql import functions as F
 
     return df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES)).select(
