@@ -205,9 +205,9 @@ def _steps(spark: Any, cfg: Any, batch: Any, batch_id: int, known: int | None = 
         offsets.merge_commits(spark, cfg, batch, batch_id, known)
         committed.merge(spark, cfg, batch, batch_id, known)
         return
-    with commit_aggregates.of(batch) as (per_topic, per_partition):
-        offsets.merge_commits(spark, cfg, per_topic, batch_id, known)
-        committed.merge(spark, cfg, per_partition, batch_id, known)
+    with commit_aggregates.of(batch) as agg:
+        offsets.merge_commits(spark, cfg, agg.per_topic, batch_id, agg.topic_rows)
+        committed.merge(spark, cfg, agg.per_partition, batch_id, agg.partition_rows)
 
 
 def _live(spark: Any, cfg: Any, work: Path, startup: Any, args: argparse.Namespace) -> None:

@@ -63,19 +63,19 @@ def ms(t: dt.datetime | None) -> int | None:
 
 @pytest.mark.parametrize(
     ("driver_rows", "known"),
-    [(0, False), (200_000, False), (200_000, True)],
-    ids=["spark", "driver", "driver-commits-known"],
+    [(0, False), (0, True), (200_000, False), (200_000, True)],
+    ids=["spark", "spark-rows-known", "driver", "driver-rows-known"],
 )
 def test_latest_commit_per_partition(
     spark: Any, tmp_path: Path, driver_rows: int, known: bool
 ) -> None:
-    """``known``: the batch's commit count is given, as the job gives it (no count of the
-    rows before they go to the driver)."""
+    """``known``: the newest commits' count is given, as the job gives it (no count of the
+    rows before they go to the driver, and no copy of them for Spark's MERGE)."""
 
     def merge(rows: list[tuple[bytes, bytes | None, int, int]], batch_id: int) -> None:
-        commits = len(rows) if known else None
-        with commit_aggregates.of(as_the_source(frame(spark, rows), 2)) as (_, per_partition):
-            committed.merge(spark, cfg, per_partition, batch_id, commits)
+        with commit_aggregates.of(as_the_source(frame(spark, rows), 2)) as agg:
+            count = agg.partition_rows if known else None
+            committed.merge(spark, cfg, agg.per_partition, batch_id, count)
 
     cfg = config.load(
         None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
@@ -62,12 +63,29 @@ def per_partition(rows: DataFrame) -> DataFrame:
     return rows.where(~F.col("per_topic")).select(*commits_columns.SCHEMA.names)
 
 
+@dataclass(frozen=True)
+class Aggregates:
+    """A batch's two commit aggregates, read from one persisted pass."""
+
+    #: :func:`per_topic`, and an upper bound of its rows (the tasks' rows before combining).
+    per_topic: DataFrame
+    topic_rows: int
+    #: :func:`per_partition`, and its exact number of rows.
+    per_partition: DataFrame
+    partition_rows: int
+
+
 @contextmanager
-def of(df: DataFrame) -> Iterator[tuple[DataFrame, DataFrame]]:
-    """``(per (group, topic), per partition)`` of ``df``'s offset commits, computed once
-    (persisted while the caller writes them)."""
+def of(df: DataFrame) -> Iterator[Aggregates]:
+    """The two aggregates of ``df``'s offset commits, computed once (persisted while the caller
+    writes them) and counted in the same Spark job."""
+    from pyspark.sql import functions as F
+
     rows = both(df).persist()
     try:
-        yield per_topic(rows), per_partition(rows)
+        counts = {r[0]: r[1] for r in rows.groupBy("per_topic").agg(F.count(F.lit(1))).collect()}
+        yield Aggregates(
+            per_topic(rows), counts.get(True, 0), per_partition(rows), counts.get(False, 0)
+        )
     finally:
         rows.unpersist()

@@ -54,19 +54,17 @@ def merge(
     config: Config,
     newest: DataFrame,
     batch_id: int,
-    commits: int | None = None,
+    rows: int | None = None,
 ) -> None:
     """MERGE the batch's newest commit per partition (``newest``:
-    :func:`groupwatch.spark.commit_aggregates.per_partition`) into ``committed_offsets`` (once
-    per batch).
-
-    ``commits``: the batch's offset-commit records, if known: at most one row per commit
-    comes out (:func:`groupwatch.spark.sinks.placed`)."""
-    with sinks.placed(config, newest, commits) as (data, rows):
+    :func:`groupwatch.spark.commit_aggregates.per_partition`, read from a persisted frame) into
+    ``committed_offsets`` (once per batch). ``rows``: ``newest``'s rows, if known
+    (:func:`groupwatch.spark.sinks.placed`)."""
+    with sinks.placed(config, newest, rows, exact=rows is not None) as (data, newest):
         if data is not None:
             _merge_on_driver(config, data, batch_id)
-        else:
-            _merge_by_spark(spark, config, rows, batch_id)
+        elif rows != 0:
+            _merge_by_spark(spark, config, newest, batch_id)
 
 
 def merge_newest(config: Config, rows: pa.Table, batch_id: int) -> None:
@@ -202,12 +200,12 @@ class CommitFolder:
         self,
         spark: SparkSession,
         config: Config,
-        df: DataFrame,
+        newest: DataFrame,
         batch_id: int,
-        commits: int | None = None,
+        rows: int | None = None,
     ) -> None:
         """:func:`merge` at once (Spark's or the driver's), after what is pending."""
-        self._at_once(batch_id, lambda: merge(spark, config, df, batch_id, commits))
+        self._at_once(batch_id, lambda: merge(spark, config, newest, batch_id, rows))
 
     def _at_once(self, batch_id: int, write: Callable[[], None]) -> None:
         """``write`` the batch's MERGE after folding what is pending, unless the batch is a

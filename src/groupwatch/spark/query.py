@@ -277,15 +277,16 @@ class GroupwatchQuery:
             elif stats.has_commits:
                 # Both aggregates from one pass over the commits, in the tasks that hold them:
                 # the first step to write pays for it.
-                with commit_aggregates.of(batch.rows) as (per_topic, per_partition):
-                    at = (batch_id, stats.commits)
+                with commit_aggregates.of(batch.rows) as agg:
                     malformed = self._step(
-                        OFFSETS, offsets.merge_commits, self.spark, self.config, per_topic, *at
-                    )
+                        OFFSETS, offsets.merge_commits, self.spark, self.config,
+                        agg.per_topic, batch_id, agg.topic_rows,
+                    )  # fmt: skip
                     batch = dataclasses.replace(batch, malformed=malformed)
                     self._step(
-                        COMMITTED, self.commits.merge, self.spark, self.config, per_partition, *at
-                    )
+                        COMMITTED, self.commits.merge, self.spark, self.config,
+                        agg.per_partition, batch_id, agg.partition_rows,
+                    )  # fmt: skip
             written: dict[str, int] = {}
             self._last_findings, self._last_quarantine = {}, {}
             due = self._step(DUE, self.state.due_groups, batch_id, stats.clocks)

@@ -142,7 +142,7 @@ def on_driver(config: Config, rows: int) -> bool:
 
 @contextmanager
 def placed(
-    config: Config, df: DataFrame, bound: int | None = None
+    config: Config, df: DataFrame, bound: int | None = None, *, exact: bool = False
 ) -> Iterator[tuple[pa.Table | None, DataFrame]]:
     """Where ``df``'s rows are written: ``(rows as Arrow, df)`` if they go through the driver
     (:func:`on_driver`), ``(None, df persisted)`` if Spark writes them.
@@ -150,12 +150,18 @@ def placed(
     ``bound``: an upper bound of ``df``'s rows, if known (a batch's offset commits bound any
     aggregate of them): within what the driver takes, the rows come there in one Spark job,
     with no count first, which for a live batch's few thousand rows costs a job of its own.
-    Otherwise (or if none came) ``df`` is persisted and counted to decide."""
+    Otherwise (or if none came) ``df`` is persisted and counted to decide. ``exact``:
+    ``bound`` is ``df``'s count and ``df`` reads a persisted frame, so that reading it again
+    is a scan: beyond what the driver takes, Spark writes ``df`` as it is, neither counted
+    nor persisted again (a copy of a start-up's million rows, seconds)."""
     if bound is not None and on_driver(config, bound):
         data = df.toArrow()
         if data.num_rows:
             yield data, df
             return
+    if exact:
+        yield None, df
+        return
     df = df.persist()
     try:
         yield (df.toArrow() if on_driver(config, df.count()) else None), df
