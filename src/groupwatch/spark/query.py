@@ -22,6 +22,7 @@ explains the choice.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -82,6 +83,8 @@ StepClock = Callable[[str, float], None]
 
 BATCH = "batch"
 CAUGHT_UP = "caught-up check"
+#: A large batch's two commit aggregates, from one pass over its commits (the MERGEs after).
+COMMIT_PASS = "offset-commit aggregates (one pass)"
 OFFSETS = "offset-commit aggregation + MERGE"
 COMMITTED = "committed offsets per partition + MERGE"
 DUE = "due groups look-up"
@@ -275,9 +278,12 @@ class GroupwatchQuery:
                 else:
                     self._step(COMMITTED, self.commits.merge_newest, newest, batch_id)
             elif stats.has_commits:
-                # Both aggregates from one pass over the commits, in the tasks that hold them:
-                # the first step to write pays for it.
-                with commit_aggregates.of(batch.rows) as agg:
+                # Both aggregates from one pass over the commits, in the tasks that hold them,
+                # kept while the two MERGEs read them.
+                with contextlib.ExitStack() as stack:
+                    agg = self._step(
+                        COMMIT_PASS, stack.enter_context, commit_aggregates.of(batch.rows)
+                    )
                     malformed = self._step(
                         OFFSETS, offsets.merge_commits, self.spark, self.config,
                         agg.per_topic, batch_id, agg.topic_rows,
