@@ -88,3 +88,32 @@ def test_keys_the_jvm_is_held_to_aggregate_as_spark_does(spark: Any) -> None:
     cuts = [f[:n] for f in full for n in range(18)]
     rows += [(key("cut", "t", p), cut, 1_000 + p, p) for p, cut in enumerate(cuts)]
     _both(spark, rows)
+
+
+def test_a_partition_whose_commits_two_tasks_hold_comes_out_once(spark: Any) -> None:
+    """Records replayed into other partitions (never ``__consumer_offsets``'): one (group,
+    topic) and one of its partitions in two tasks. One row a partition, the newest by commit
+    time with every commit counted, one row a (group, topic); the count left unknown."""
+    from pyspark.sql import functions as F
+
+    first = [(key("g", "t", 0), value(3, 10), 1, 1_000), (key("g", "t", 1), value(3, 5), 3, 1_500)]
+    second = [(key("g", "t", 0), value(3, 11), 2, 2_000), (key("h", "t", 0), value(3, 7), 4, 900)]
+    rdd = spark.sparkContext.parallelize(first + second, 2)  # one half a task
+    df = spark.createDataFrame(rdd, "key binary, value binary, offset long, ts long")
+    df = df.withColumn("rtype", keys.record_type(F.col("key")))
+    with commit_aggregates.of(df) as agg:
+        newest = {
+            (r["group"], r["topic"], r["partition"]): (r["committed_offset"], r["commits"])
+            for r in agg.per_partition.collect()
+        }
+        per_topic = {(r["group"], r["topic"]): r for r in agg.per_topic.collect()}
+        rows = agg.partition_rows
+    assert newest == {("g", "t", 0): (11, 2), ("g", "t", 1): (5, 1), ("h", "t", 0): (7, 1)}
+    assert {k: (r["max_partition"], r["commits"]) for k, r in per_topic.items()} == {
+        ("g", "t"): (1, 3),
+        ("h", "t"): (0, 1),
+    }
+    assert rows is None
+    # Each group in one task, as the source gives them: nothing combined, the count known.
+    with commit_aggregates.of(as_the_source(df, 2)) as agg:
+        assert agg.partition_rows == agg.per_partition.count() == 3

@@ -6,7 +6,7 @@ commit, which :mod:`groupwatch.spark.committed` MERGEs into ``committed_offsets`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -56,11 +56,49 @@ def per_topic(rows: DataFrame) -> DataFrame:
     )
 
 
-def per_partition(rows: DataFrame) -> DataFrame:
-    """Of :func:`both`'s rows, each partition's newest commit (``commits_columns.newest``)."""
+def per_partition(rows: DataFrame, spread: Sequence[tuple[str, str]] = ()) -> DataFrame:
+    """Of :func:`both`'s rows, each partition's newest commit (``commits_columns.newest``).
+
+    ``spread``: the (group, topic)s whose commits more than one task held. ``__consumer_offsets``
+    never spreads a group (it places a group's records in one partition), but a mirror that
+    places records by their key, or records replayed into other partitions, may put one
+    partition's commits in several: their rows are combined into one, the newest by commit
+    time (which of two partitions' commits came first is not known) with the changes and
+    commits of all, so that a MERGE gets one row a partition."""
     from pyspark.sql import functions as F
 
-    return rows.where(~F.col("per_topic")).select(*commits_columns.SCHEMA.names)
+    newest = rows.where(~F.col("per_topic")).select(*commits_columns.SCHEMA.names)
+    if not spread:
+        return newest
+    pairs = F.broadcast(
+        newest.sparkSession.createDataFrame(list(spread), "group string, topic string")
+    )
+    key = ["group", "topic"]
+    last = F.max_by(F.struct(*_LAST), F.col("commit_time"))
+    combined = (
+        newest.join(pairs, key, "left_semi")
+        .groupBy(*key, "partition")
+        .agg(
+            last.alias("last"),
+            F.max("moved_time").alias("moved_time"),
+            F.sum("changes").alias("changes"),
+            F.sum("commits").alias("commits"),
+        )
+        .select(
+            *key,
+            "partition",
+            *(F.col(f"last.{c}").alias(c) for c in _LAST),
+            "moved_time",
+            "changes",
+            "commits",
+        )
+        .select(*commits_columns.SCHEMA.names)
+    )
+    return newest.join(pairs, key, "left_anti").unionByName(combined)
+
+
+#: A partition's newest commit's columns, taken together from the newest of several rows.
+_LAST = ("tombstone", "committed_offset", "leader_epoch", "metadata_size", "commit_time")
 
 
 @dataclass(frozen=True)
@@ -70,22 +108,44 @@ class Aggregates:
     #: :func:`per_topic`, and an upper bound of its rows (the tasks' rows before combining).
     per_topic: DataFrame
     topic_rows: int
-    #: :func:`per_partition`, and its exact number of rows.
+    #: :func:`per_partition`, and its number of rows if known (None: partitions' rows of
+    #: several tasks were combined).
     per_partition: DataFrame
-    partition_rows: int
+    partition_rows: int | None
 
 
 @contextmanager
 def of(df: DataFrame) -> Iterator[Aggregates]:
     """The two aggregates of ``df``'s offset commits, computed once (persisted while the caller
-    writes them) and counted in the same Spark job."""
+    writes them), counted in the same Spark job, which also finds the (group, topic)s more
+    than one task held (:func:`per_partition`)."""
     from pyspark.sql import functions as F
 
     rows = both(df).persist()
     try:
-        counts = {r[0]: r[1] for r in rows.groupBy("per_topic").agg(F.count(F.lit(1))).collect()}
+        per_task = rows.groupBy(
+            "per_topic", F.when(F.col("per_topic"), F.col("prefix")).alias("prefix")
+        ).agg(
+            F.count(F.lit(1)).alias("n"),
+            F.first("group").alias("group"),
+            F.first("topic").alias("topic"),
+        )
+        many = F.col("per_topic") & (F.col("n") > 1) & F.col("group").isNotNull()
+        summary = per_task.groupBy("per_topic").agg(
+            F.sum("n").alias("n"),
+            F.collect_list(
+                F.when(many & F.col("topic").isNotNull(), F.struct("group", "topic"))
+            ).alias("spread"),
+        )
+        counts = {r["per_topic"]: r for r in summary.collect()}
+        topics = counts.get(True)
+        partitions = counts.get(False)
+        spread = [(p["group"], p["topic"]) for p in (topics["spread"] if topics else [])]
         yield Aggregates(
-            per_topic(rows), counts.get(True, 0), per_partition(rows), counts.get(False, 0)
+            per_topic(rows),
+            int(topics["n"]) if topics else 0,
+            per_partition(rows, spread),
+            None if spread else (int(partitions["n"]) if partitions else 0),
         )
     finally:
         rows.unpersist()
