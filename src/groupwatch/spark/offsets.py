@@ -30,7 +30,7 @@ def merge_commits(
     config: Config,
     per_topic: DataFrame,
     batch_id: int,
-    commits: int | None = None,
+    rows: int | None = None,
 ) -> Column | None:
     """MERGE the batch's offset commits aggregated per (group, topic) (``per_topic``:
     :func:`groupwatch.spark.commit_aggregates.per_topic`) into ``group_offsets``; returns a
@@ -38,10 +38,10 @@ def merge_commits(
     which go to Python to be decoded and quarantined.
 
     Aggregated, a batch has one row per (group, topic) it commits to: from the driver with
-    delta-rs up to ``delta.driver_write_rows`` of them, by Spark above. ``commits``: the
-    batch's offset-commit records, if known: they bound the aggregate's rows
-    (:func:`groupwatch.spark.sinks.placed`)."""
-    with sinks.placed(config, per_topic, commits) as (data, aggregated):
+    delta-rs up to ``delta.driver_write_rows`` of them, by Spark above. ``rows``: an upper
+    bound of ``per_topic``'s rows, if known (the tasks' rows before they are combined;
+    :func:`groupwatch.spark.sinks.placed`)."""
+    with sinks.placed(config, per_topic, rows) as (data, aggregated):
         if data is not None:
             bad = _merge_on_driver(config, data, batch_id)
         else:
