@@ -1,8 +1,8 @@
 """A batch's two offset-commit aggregates from one pass over its commits, in the tasks that
 hold them (:mod:`groupwatch.spark.commits_columns`, no shuffle of the commits): per (group,
-topic), which
-:mod:`groupwatch.spark.offsets` MERGEs into ``group_offsets``, and each partition's newest
-commit, which :mod:`groupwatch.spark.committed` MERGEs into ``committed_offsets``."""
+topic), which :mod:`groupwatch.spark.offsets` MERGEs into ``group_offsets``, and each
+partition's newest commit, which :mod:`groupwatch.spark.committed` MERGEs into
+``committed_offsets``."""
 
 from __future__ import annotations
 
