@@ -273,3 +273,15 @@ def test_any_few_commits_come_out_as_one_commit_at_a_time(
     t = table(rows)
     assert _rows(commits_columns.newest(t)) == _rows(per_row_newest(t))
     assert commits_columns.aggregated(t).to_pylist() == per_row_aggregated(t).to_pylist()
+
+
+def test_the_aggregates_columns_are_the_tables_they_are_written_to() -> None:
+    """``SCHEMA`` restates ``committed_changes`` (less its batch id), which the newest commits
+    are staged to; ``PER_TOPIC`` ``group_offsets`` with the key prefix the malformed keys are
+    named by."""
+    from groupwatch import deltaread
+
+    staged = [f for f in deltaread.schema("committed_changes") if f.name != "batch_id"]
+    assert list(commits_columns.SCHEMA) == staged
+    prefix = pa.field("prefix", pa.binary())
+    assert list(commits_columns.PER_TOPIC) == [prefix, *deltaread.schema("group_offsets")]

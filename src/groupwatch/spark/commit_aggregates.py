@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 def both(df: DataFrame) -> DataFrame:
     """The two aggregates of ``df``'s offset commits as rows of :data:`commits_columns.BOTH`."""
     from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
 
     return (
         df.where(F.col("rtype").isin(*OFFSET_COMMIT_TYPES))
@@ -32,7 +33,7 @@ def both(df: DataFrame) -> DataFrame:
             "offset",
             "ts",
         )
-        .mapInArrow(commits_columns.aggregates_batches, commits_columns.DDL)
+        .mapInArrow(commits_columns.aggregates_batches, from_arrow_schema(commits_columns.BOTH))
     )
 
 

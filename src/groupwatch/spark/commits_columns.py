@@ -68,19 +68,6 @@ BOTH = pa.schema(
         *(f for f in PER_TOPIC if f.name not in SCHEMA.names),
     ]
 )
-#: :data:`BOTH` as Spark's DDL, for ``mapInArrow``.
-DDL = ", ".join(
-    f"`{f.name}` "
-    + {
-        pa.bool_(): "boolean",
-        pa.string(): "string",
-        pa.binary(): "binary",
-        pa.int32(): "int",
-        pa.int64(): "bigint",
-        _TS: "timestamp",
-    }[f.type]
-    for f in BOTH
-)
 
 
 def aggregates_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
