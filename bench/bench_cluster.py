@@ -422,8 +422,31 @@ class PollClock:
         self.written: list[float] = []
         self.judging: list[float] = []
         self.writing: list[float] = []
+        #: The parts of a judging: the committed offsets' fold, the brokers' answer, the
+        #: judgement (in the lag process by default), each poll's.
+        self.parts: dict[str, list[float]] = {"fold": [], "ask": [], "judge": []}
+        #: When each written poll's answer was asked for: its lag is that old when written.
+        self.asked: list[float] = []
+        self._asked_at = 0.0
         poller = job.lag
         judge, write = poller.judge_due, poller.write
+
+        def timed(name: str, fn: Any) -> Any:
+            def call(*args: Any) -> Any:
+                began = time.monotonic()
+                if name == "ask":
+                    self._asked_at = began
+                try:
+                    return fn(*args)
+                finally:
+                    self.parts[name].append(time.monotonic() - began)
+
+            return call
+
+        if poller.before is not None:
+            poller.before = timed("fold", poller.before)
+        poller.asker.ask = timed("ask", poller.asker.ask)
+        poller.judging.judge = timed("judge", poller.judging.judge)
 
         def timed_judge(*args: Any) -> Any:
             began = time.monotonic()
@@ -437,6 +460,7 @@ class PollClock:
             write(judged)
             self.writing.append(time.monotonic() - began)
             self.written.append(time.monotonic())
+            self.asked.append(self._asked_at)
 
         poller.judge_due, poller.write = timed_judge, timed_write
 
@@ -448,11 +472,16 @@ class PollClock:
                 return None
             return {"mean": round(statistics.mean(values), 2), "max": round(max(values), 2)}
 
+        # How old the brokers' answer behind the lag one reads is, at its oldest: from the
+        # asking of a poll to the write of the next one (what "fresh within" measures).
+        oldest = [b - a for a, b in zip(self.asked, self.written[1:], strict=False)]
         return {
             "polls": len(self.written),
             "judging_s": rounded(self.judging),
+            **{f"{name}_s": rounded(values) for name, values in self.parts.items()},
             "writing_s": rounded(self.writing),
             "between_writes_s": rounded(gaps),
+            "answer_age_at_replacement_s": rounded(oldest),
         }
 
 

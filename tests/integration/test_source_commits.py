@@ -102,8 +102,12 @@ def _expected(rows: list[tuple[Any, ...]], groups: set[str]) -> tuple[set[Any], 
     )
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_first_commits_and_commits_before_keep_well_formed_keys(spark, seed: int) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("seed", "positions_fit"), [(1, True), (2, True), (3, False), (4, False)])
+def test_first_commits_and_commits_before_keep_well_formed_keys(  # type: ignore[no-untyped-def]
+    spark, seed: int, positions_fit: bool
+) -> None:
+    """Both ways of finding the first commits (positions aggregated as longs, or the rows
+    themselves) give the rows a plain reading of the batch gives."""
     rows = _rows(seed)
     df = spark.createDataFrame(
         rows,
@@ -113,7 +117,9 @@ def test_first_commits_and_commits_before_keep_well_formed_keys(spark, seed: int
     try:
         groups = {"g", "quiet"}
         wanted = spark.createDataFrame([(g,) for g in groups], "group string")
-        first = source.first_commits(batch.mine, wanted).collect()
+        stats = source.stats(batch)
+        assert stats.positions_fit
+        first = source.first_commits(batch.mine, wanted, positions_fit).collect()
         before = source.commits_before(batch.mine).collect()
     finally:
         batch.read.unpersist()
@@ -124,3 +130,34 @@ def test_first_commits_and_commits_before_keep_well_formed_keys(spark, seed: int
         (r["group"], bytes(r["key"]), r["partition"], r["offset"]) for r in before
     } == want_before
     assert len(before) == len(want_before)
+
+
+def test_positions_that_do_not_fit_a_long_take_the_exact_path(spark) -> None:  # type: ignore[no-untyped-def]
+    """A batch with an offset past 2^42 is not aggregated by positions (they would overlap the
+    partition's bits), and where they fit the long orders as (partition, offset) does."""
+    at = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    far = 1 << source.OFFSET_BITS
+    rows = [
+        (commit("g", "t", 0), b"v", "__consumer_offsets", 1, 5, at),
+        (commit("g", "t", 1), b"v", "__consumer_offsets", 0, far, at),
+    ]
+    df = spark.createDataFrame(
+        rows,
+        "key binary, value binary, topic string, partition int, offset long, timestamp timestamp",
+    )
+    batch = source.split(df)
+    try:
+        stats = source.stats(batch)
+        assert (stats.max_partition, stats.max_offset) == (1, far)
+        assert not stats.positions_fit
+        near = [(0, far - 1), (1, 0), (1, 5), (0, 0), (2, 1)]
+        got = (
+            spark.createDataFrame(near, "partition int, offset long")
+            .withColumn("pos", source.position())
+            .orderBy("pos")
+            .select("partition", "offset")
+            .collect()
+        )
+        assert [(r["partition"], r["offset"]) for r in got] == sorted(near)
+    finally:
+        batch.read.unpersist()

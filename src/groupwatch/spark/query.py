@@ -380,7 +380,9 @@ class GroupwatchQuery:
         stats = batch.stats
         if stats.has_commits:
             records = records.unionByName(
-                source.first_commits(batch.rows, groups).select(*source.RECORD_COLUMNS)
+                source.first_commits(batch.rows, groups, stats.positions_fit).select(
+                    *source.RECORD_COLUMNS
+                )
             )
             if stats.counts.get(GROUP_METADATA_TYPE):
                 # The commits before each generation: none without a generation record.

@@ -29,6 +29,12 @@ RECORD_COLUMNS = ("group", "key", "value", "topic", "partition", "offset", "ts")
 #: (topic, partition, from offset, until offset) of one Kafka range a batch reads.
 OffsetRange = tuple[str, int, int, int]
 
+#: A record's position in one long (:func:`position`): the source partition in the high bits,
+#: the offset in the low ones.  2^42 offsets is 139 years of a topic written at 1,000 records
+#: a second; a batch beyond either bound takes the slower exact path.
+OFFSET_BITS = 42
+PARTITION_BITS = 63 - OFFSET_BITS
+
 
 @dataclass(frozen=True)
 class SplitBatch:
@@ -55,6 +61,15 @@ class BatchStats:
     rows: int
     #: Source partitions with rows in the batch.
     partitions: int
+    #: The highest source partition and offset of the batch's rows (-1: no rows).
+    max_partition: int = -1
+    max_offset: int = -1
+
+    @property
+    def positions_fit(self) -> bool:
+        """Whether every row's (source partition, offset) fits one long
+        (:func:`position`), so that :func:`first_commits` may aggregate positions alone."""
+        return self.max_partition < 1 << PARTITION_BITS and self.max_offset < 1 << OFFSET_BITS
 
     @property
     def has_commits(self) -> bool:
@@ -107,7 +122,7 @@ def stats(split_batch: SplitBatch) -> BatchStats:
 
     everything = (
         split_batch.read.groupBy("rtype", "topic", "partition", split_batch.is_mine.alias("mine"))
-        .agg(F.count(F.lit(1)).alias("n"), F.max("ts").alias("ts"))
+        .agg(F.count(F.lit(1)).alias("n"), F.max("ts").alias("ts"), F.max("offset").alias("o"))
         .collect()
     )
     watched = [r for r in everything if r["mine"]]
@@ -125,6 +140,8 @@ def stats(split_batch: SplitBatch) -> BatchStats:
         clocks=clocks,
         rows=sum(r["n"] for r in everything),
         partitions=len({(r["topic"], r["partition"]) for r in everything}),
+        max_partition=max((r["partition"] for r in everything), default=-1),
+        max_offset=max((r["o"] for r in everything), default=-1),
     )
 
 
@@ -196,7 +213,15 @@ def _kept_key() -> Column:
     return keys.commit_prefix(F.col("r.key"))
 
 
-def first_commits(df: DataFrame, groups: DataFrame) -> DataFrame:
+def position() -> Column:
+    """A row's (source partition, offset) as one long that orders as the pair does, for rows
+    within the bounds of :attr:`BatchStats.positions_fit`."""
+    from pyspark.sql import functions as F
+
+    return F.shiftleft(F.col("partition").cast("long"), OFFSET_BITS) + F.col("offset")
+
+
+def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False) -> DataFrame:
     """Of the batch's offset commits of ``groups``, the first for each (group, topic,
     partition): all that inference can learn from them, in the place it learns it.
 
@@ -205,17 +230,36 @@ def first_commits(df: DataFrame, groups: DataFrame) -> DataFrame:
     the batch's clock, which the Python stage applies at the end.  A commit whose key is
     malformed is not among them (every commit of a (group, topic, partition) shares the
     prefix, so the check after the aggregation drops exactly the rows it would drop before).
+
+    ``positions_fit`` (:attr:`BatchStats.positions_fit`): each key's first position is found
+    by an aggregation of longs, and its row fetched by a semi-join on the positions, broadcast.
+    The aggregation of the rows themselves (binary key and value in its buffer) cannot be
+    hashed: Spark sorted every commit of a start-up's backlog for it (7 million, spilling 1.6 GB,
+    28 s of the cluster model's start-up; docs/performance.md).
     """
     from pyspark.sql import functions as F
 
+    commits = _commits(df).join(groups.withColumnRenamed("group", "kgroup"), "kgroup", "left_semi")
+    if positions_fit:
+        firsts = commits.groupBy(
+            "kgroup",
+            keys.commit_prefix(F.col("key")).alias("prefix"),
+            keys.commit_partition_bytes(F.col("key")),
+        ).agg(F.min(position()).alias("pos"))
+        return (
+            commits.withColumn("pos", position())
+            .join(F.broadcast(firsts.select("pos")), "pos", "left_semi")
+            .where(_well_formed(keys.commit_prefix(F.col("key"))))
+            .select(
+                F.col("kgroup").alias("group"), "key", "value", "topic", "partition", "offset", "ts"
+            )
+        )
     first = F.min_by(
         F.struct("key", "value", "topic", "partition", "offset", "ts"),
         F.struct("partition", "offset"),
     )
     return (
-        _commits(df)
-        .join(groups.withColumnRenamed("group", "kgroup"), "kgroup", "left_semi")
-        .groupBy(
+        commits.groupBy(
             "kgroup",
             keys.commit_prefix(F.col("key")).alias("prefix"),
             keys.commit_partition_bytes(F.col("key")),
