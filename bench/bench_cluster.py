@@ -422,9 +422,10 @@ class PollClock:
         self.written: list[float] = []
         self.judging: list[float] = []
         self.writing: list[float] = []
-        #: The parts of a judging: the committed offsets' fold, the brokers' answer, the
-        #: judgement (in the lag process by default), each poll's.
-        self.parts: dict[str, list[float]] = {"fold": [], "ask": [], "judge": []}
+        #: The parts of a judging: the committed offsets' fold, the commits read back, the
+        #: brokers' answer, the judgement (the reading and the judgement in the lag process
+        #: by default).
+        self.parts: dict[str, list[float]] = {"fold": [], "read": [], "ask": [], "judge": []}
         #: When each written poll's answer was asked for: its lag is that old when written.
         self.asked: list[float] = []
         self._asked_at = 0.0
@@ -445,6 +446,7 @@ class PollClock:
 
         if poller.before is not None:
             poller.before = timed("fold", poller.before)
+        poller.judging.wanted = timed("read", poller.judging.wanted)
         poller.asker.ask = timed("ask", poller.asker.ask)
         poller.judging.judge = timed("judge", poller.judging.judge)
 

@@ -136,16 +136,37 @@ def one_pass(inputs: Inputs, profile: str | None) -> dict[str, Any]:
         prof.dump_stats(profile)
         pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
     digest = hashlib.sha256()
+    rows = 0
     for out in outputs:
-        digest.update(repr(out.to_pylist()).encode())
+        by_table = table_rows_of(out)
+        rows += sum(len(v) for v in by_table.values())
+        digest.update(repr(sorted(by_table.items())).encode())
     return {
         "groups": len(calls),
-        "rows": sum(o.num_rows for o in outputs),
+        "rows": rows,
         "seconds": round(seconds, 2),
         "cpu_seconds": round(cpu, 2),
         "rows_sha256": digest.hexdigest()[:16],
         "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
+
+
+def table_rows_of(out: Any) -> dict[str, list[list[tuple[str, Any]]]]:
+    """One output's rows per table, each row its (column, value) pairs sorted: the same
+    whether the output holds a struct per row (the stage before arrays per table, with the
+    raw key and value beside it) or an array of a table's rows per output row."""
+    rows: dict[str, list[list[tuple[str, Any]]]] = {}
+    for row in out.to_pylist():
+        table = row["tbl"]
+        value = row[table]
+        if isinstance(value, list):
+            found = value
+        elif table == "quarantine":
+            found = [{**value, "key": row["key"], "value": row["value"]}]
+        else:
+            found = [value]
+        rows.setdefault(table, []).extend(sorted(r.items()) for r in found)
+    return rows
 
 
 def _run(src: str | None, groups: int) -> dict[str, Any]:

@@ -148,8 +148,25 @@ def state_table(group: str, state: str | None, last_ms: int | None) -> Any:
 def saved_state(out: Any) -> tuple[str | None, int | None]:
     """The state row of one call's output, as the next batch reads it back."""
     (row,) = out.filter(_mask(out, "group_state")).column("group_state").to_pylist()
+    if isinstance(row, list):  # an array of the table's rows per output row
+        (row,) = row
     last = row["last_event_time"]
     return row["state"], None if last is None else int(last.timestamp() * 1000)
+
+
+def output_rows(out: Any) -> int:
+    """Table rows in one call's output: its rows, or the lengths of its tables' arrays."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for name in set(out.column("tbl").to_pylist()):
+        column = out.column(name)
+        if pa.types.is_list(column.type):
+            total += pc.sum(pc.list_value_length(column)).as_py() or 0
+        else:
+            total += out.filter(_mask(out, name)).num_rows
+    return total
 
 
 def _mask(table: Any, name: str) -> Any:
@@ -176,7 +193,7 @@ def one_pass(
             seconds += time.perf_counter() - started
             cpu += time.thread_time() - started_cpu
             records += rec.num_rows
-            rows += out.num_rows
+            rows += output_rows(out)
             state, last_ms = saved_state(out)
     return seconds, cpu, records, rows
 

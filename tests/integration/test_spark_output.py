@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from groupwatch import tables
-from groupwatch.spark import output
+from groupwatch.spark import output, writes
 from tests.scenario_groups import run_group, scenario_records
 
 pytestmark = pytest.mark.spark
@@ -43,34 +43,36 @@ def _rows(name: str) -> dict[str, list[Any]]:
 def test_rows_survive_arrow_and_spark(  # type: ignore[no-untyped-def]
     spark, monkeypatch: pytest.MonkeyPatch, scenario: str, batch_rows: int
 ) -> None:
-    from pyspark.sql import functions as F
-
     monkeypatch.setattr(output, "BATCH_ROWS", batch_rows)
     rows = _rows(scenario)
     schema = output.output_schema(spark)
     table = output.to_arrow("g", rows, output.arrow_schema(schema))
-    expected_batches = sum(-(-len(r) // batch_rows) for r in rows.values())
-    assert len(table.to_batches()) == expected_batches
-    assert set(table.column("tbl").to_pylist()) == set(rows)
     # At least one table of each kind the job writes, and rows that carry raw bytes.
     assert {"group_snapshots", "member_assignments", "partition_ownership"} <= set(rows)
+    # No Arrow batch holds more than BATCH_ROWS table rows, and each output row holds the rows
+    # of the one table it names.
+    for batch in table.to_batches():
+        held = 0
+        for row in batch.to_pylist():
+            assert [n for n in rows if row[n] is not None] == [row["tbl"]]
+            assert row["grp"] == "g"
+            held += len(row[row["tbl"]])
+        assert 0 < held <= batch_rows
+    assert len(table.to_batches()) >= -(-sum(len(r) for r in rows.values()) // batch_rows)
 
-    arrow_rows = table.to_pylist()
     frame = spark.createDataFrame(table, schema=schema)
     for name, expected in rows.items():
         spec = tables.TABLES[name]
         columns = [c.name for c in output.struct_columns(spec)]
-        got = [r for r in arrow_rows if r["tbl"] == name]
-        # Arrow keeps every declared column's value as the worker produced it.
-        assert [r[name] for r in got] == [{c: getattr(row, c) for c in columns} for row in expected]
-        assert [(r["key"], r["value"]) for r in got] == [
-            (getattr(row, "key", None), getattr(row, "value", None)) for row in expected
-        ]
-        # Spark reads the struct back with the table's declared types and values.
-        back = frame.where(F.col("tbl") == name).select(f"`{name}`.*").collect()
+        # Arrow keeps every declared column's value as the worker produced it, in order.
+        got = output.table_column(table, spec).to_pylist()
+        assert got == [{c: getattr(row, c) for c in columns} for row in expected]
+        # Spark reads the rows back with the table's declared types and values, in order.
+        read = writes.table_rows(frame, spec)
+        back = read.collect()
         assert len(back) == len(expected)
         declared = {c.name: c.ddl for c in output.struct_columns(spec)}
-        assert {f.name: f.dataType.simpleString() for f in frame.schema[name].dataType.fields} == {
+        assert {f.name: f.dataType.simpleString() for f in read.schema.fields} == {
             k: spark.createDataFrame([], f"x {v}").schema["x"].dataType.simpleString()
             for k, v in declared.items()
         }

@@ -234,8 +234,9 @@ def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False)
     ``positions_fit`` (:attr:`BatchStats.positions_fit`): each key's first position is found
     by an aggregation of longs, and its row fetched by a semi-join on the positions, broadcast.
     The aggregation of the rows themselves (binary key and value in its buffer) cannot be
-    hashed: Spark sorted every commit of a start-up's backlog for it (7 million, spilling 1.6 GB,
-    28 s of the cluster model's start-up; docs/performance.md).
+    hashed: Spark sorted every commit of a backlog for it (7 million, spilling 1.6 GB, 28 s of
+    a start-up of the cluster model; docs/performance.md).  Otherwise (an offset past 2^42) the
+    rows are aggregated.
     """
     from pyspark.sql import functions as F
 
@@ -246,10 +247,20 @@ def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False)
             keys.commit_prefix(F.col("key")).alias("prefix"),
             keys.commit_partition_bytes(F.col("key")),
         ).agg(F.min(position()).alias("pos"))
+        # A key's form is its prefix's: checked once per (group, topic) prefix, not once per
+        # partition (a start-up's 1.2 million first commits spent about a minute of CPU on it).
+        # The check names the count so that Spark cannot push it below the aggregation.
+        n = F.count(F.lit(1)).alias("n")
+        well_formed = (
+            firsts.groupBy("prefix")
+            .agg(n)
+            .where(_well_formed(F.when(F.col("n") > 0, F.col("prefix"))))
+            .select("prefix")
+        )
+        kept = firsts.join(F.broadcast(well_formed), "prefix", "left_semi").select("pos")
         return (
             commits.withColumn("pos", position())
-            .join(F.broadcast(firsts.select("pos")), "pos", "left_semi")
-            .where(_well_formed(keys.commit_prefix(F.col("key"))))
+            .join(F.broadcast(kept), "pos", "left_semi")
             .select(
                 F.col("kgroup").alias("group"), "key", "value", "topic", "partition", "offset", "ts"
             )

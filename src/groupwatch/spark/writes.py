@@ -58,14 +58,14 @@ class BatchRows:
 
 
 def table_rows(out: DataFrame, table: tables.Table) -> DataFrame:
-    """The table's rows of the Python stage's output."""
+    """The table's rows of the Python stage's output, in its declared columns."""
     from pyspark.sql import functions as F
 
-    fields = [
-        F.col(f"`{table.name}`.`{c.name}`").alias(c.name) for c in output.struct_columns(table)
-    ]
-    extra = [F.col(c) for c in output.RAW_COLUMNS if c in table.column_names]
-    return out.where(F.col("tbl") == table.name).select(*fields, *extra)
+    return (
+        out.where(F.col("tbl") == table.name)
+        .select(F.inline(F.col(f"`{table.name}`")))
+        .select(*(F.col(f"`{c.name}`") for c in output.struct_columns(table)))
+    )
 
 
 def batch_rows(out: DataFrame) -> BatchRows:
@@ -81,18 +81,38 @@ def tally(out: DataFrame) -> Tally:
     """Rows per table, findings per (kind, severity), quarantine rows per stage: one job."""
     from pyspark.sql import functions as F
 
-    def field(table: tables.Table, name: str) -> Column:
-        return F.col(f"`{table.name}`.`{name}`")
-
+    tbl = F.col("tbl")
+    # Each output row holds one table's rows (an array): its size counts them, except where the
+    # rows are told apart by kind or stage, which are taken out of their arrays.
+    size: Column = F.lit(0)
+    for table in output.OUTPUT_TABLES:
+        size = F.when(tbl == table.name, F.size(F.col(f"`{table.name}`"))).otherwise(size)
+    none = F.lit(None).cast("string")
+    detail = F.when(
+        tbl == tables.FINDINGS.name,
+        F.transform(
+            F.col(f"`{tables.FINDINGS.name}`"),
+            lambda f: F.struct(
+                f["kind"].alias("kind"), f["severity"].alias("severity"), none.alias("stage")
+            ),
+        ),
+    ).when(
+        tbl == tables.QUARANTINE.name,
+        F.transform(
+            F.col(f"`{tables.QUARANTINE.name}`"),
+            lambda q: F.struct(
+                none.alias("kind"), none.alias("severity"), q["stage"].alias("stage")
+            ),
+        ),
+    )
+    rows = (
+        out.select("tbl", size.alias("n"), F.explode_outer(detail).alias("d"))
+        .groupBy("tbl", "d.kind", "d.severity", "d.stage")
+        .agg(F.sum(F.when(F.col("d").isNull(), F.col("n")).otherwise(1)).alias("count"))
+    )
     counts: dict[str, int] = {}
     findings: dict[tuple[str, str], int] = {}
     stages: dict[str, int] = {}
-    rows = out.groupBy(
-        "tbl",
-        field(tables.FINDINGS, "kind").alias("kind"),
-        field(tables.FINDINGS, "severity").alias("severity"),
-        field(tables.QUARANTINE, "stage").alias("stage"),
-    ).count()
     for row in rows.collect():
         table, n = row["tbl"], row["count"]
         counts[table] = counts.get(table, 0) + n
@@ -107,21 +127,22 @@ def tally_arrow(out: pa.Table) -> Tally:
     """:func:`tally` of an output already on the driver (Arrow)."""
     from collections import Counter
 
-    findings = out.column(tables.FINDINGS.name).combine_chunks()
-    quarantine = out.column(tables.QUARANTINE.name).combine_chunks()
-    kinds = findings.field("kind").to_pylist()
-    severities = findings.field("severity").to_pylist()
-    stage_of = quarantine.field("stage").to_pylist()
-    counts: Counter[str] = Counter()
-    found: Counter[tuple[str, str]] = Counter()
-    stages: Counter[str] = Counter()
-    for i, table in enumerate(out.column("tbl").to_pylist()):
-        counts[table] += 1
-        if table == tables.FINDINGS.name:
-            found[(kinds[i], severities[i])] += 1
-        elif table == tables.QUARANTINE.name:
-            stages[stage_of[i]] += 1
-    return Tally(counts=dict(counts), findings=dict(found), quarantine=dict(stages))
+    counts: dict[str, int] = {}
+    for table in output.OUTPUT_TABLES:
+        n = len(output.table_column(out, table))
+        if n:
+            counts[table.name] = n
+    findings = output.table_column(out, tables.FINDINGS)
+    quarantine = output.table_column(out, tables.QUARANTINE)
+    found = Counter(
+        zip(
+            findings.field("kind").to_pylist(),
+            findings.field("severity").to_pylist(),
+            strict=True,
+        )
+    )
+    stages = Counter(quarantine.field("stage").to_pylist())
+    return Tally(counts=counts, findings=dict(found), quarantine=dict(stages))
 
 
 #: A batch's output on the driver: table name -> its rows as Arrow (columns as declared).
@@ -131,8 +152,8 @@ Collected = dict[str, "pa.Table"]
 def collect(out: DataFrame) -> Collected:
     """The output's rows on the driver, one Arrow table per table that has rows.
 
-    One Spark job over the persisted output; each table's struct column is taken apart in
-    Arrow (a row whose table is another one has that struct null and is filtered out first).
+    One Spark job over the persisted output; each table's array column is taken apart in
+    Arrow (rows of the other tables hold it null, which flattens to nothing).
     """
     return collect_arrow(out.toArrow())
 
@@ -140,17 +161,15 @@ def collect(out: DataFrame) -> Collected:
 def collect_arrow(arrow: pa.Table) -> Collected:
     """:func:`collect` of an output already on the driver (Arrow)."""
     import pyarrow as pa
-    import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     collected: Collected = {}
     for table in output.OUTPUT_TABLES:
-        mine = arrow.filter(pc.equal(arrow.column("tbl"), table.name))
-        if mine.num_rows == 0:
+        struct = output.table_column(arrow, table)
+        if len(struct) == 0:
             continue
-        struct = mine.column(table.name).combine_chunks()
-        columns = dict(zip([f.name for f in struct.type], struct.flatten(), strict=True))
-        columns.update({c: mine.column(c) for c in output.RAW_COLUMNS if c in table.column_names})
-        collected[table.name] = pa.table(columns)
+        collected[table.name] = pa.table(
+            dict(zip([f.name for f in struct.type], struct.flatten(), strict=True))
+        )
     return collected
 
 
