@@ -127,13 +127,10 @@ def tally_arrow(out: pa.Table) -> Tally:
     """:func:`tally` of an output already on the driver (Arrow)."""
     from collections import Counter
 
-    counts: dict[str, int] = {}
-    for table in output.OUTPUT_TABLES:
-        n = len(output.table_column(out, table))
-        if n:
-            counts[table.name] = n
-    findings = output.table_column(out, tables.FINDINGS)
-    quarantine = output.table_column(out, tables.QUARANTINE)
+    rows = {table.name: output.table_column(out, table) for table in output.OUTPUT_TABLES}
+    counts = {name: len(struct) for name, struct in rows.items() if len(struct)}
+    findings = rows[tables.FINDINGS.name]
+    quarantine = rows[tables.QUARANTINE.name]
     found = Counter(
         zip(
             findings.field("kind").to_pylist(),
