@@ -11,7 +11,8 @@ partitions, records that grow each poll (so most partitions are idle and some la
 real cluster); the last ``--silent`` polls have no answer (the brokers did not answer: the
 last answers judged again, the rows marked stale).  Times each part of
 :meth:`groupwatch.spark.lag.LagPoller.poll` that runs in Python, per poll: reading the
-commits and the owners, the judgement, the rows for Delta.  The cyclic garbage collector is
+commits and the owners, the owners joined to the commits (before the answer, where the code
+has ``FleetKeeper.prepare``), the judgement, the rows for Delta.  The cyclic garbage collector is
 off during the polls, as the job's poller has it (``--gc`` keeps it on).  ``--baseline
 COMMIT``: the same polls by that commit's code (``git archive`` into a temporary folder, run
 in a subprocess), then this tree's, one after the other.  ``--churn S``: at poll p after the
@@ -144,12 +145,19 @@ def main() -> int:
         t["read owners"] = time.perf_counter() - started
         if columns and args.churn and poll:
             owners = _churned_owners(owners, args.churn, poll)
+        prepares = columns and hasattr(keeper, "prepare")
+        if prepares:  # the owners joined before the answer, as the job's poll does it
+            started = time.perf_counter()
+            keeper.prepare(commits, owners)
+            t["join owners"] = time.perf_counter() - started
         started = time.perf_counter()
         keeper.observe(ends)
         keeper.forget_older(at - cfg.lag.history_hours * 3_600_000)
         t["observe"] = time.perf_counter() - started
         started = time.perf_counter()
-        if columns:
+        if prepares:
+            result = keeper.judge_prepared(stale=stale, known_ms=at)
+        elif columns:
             result = keeper.judge_table(commits, owners, stale=stale, known_ms=at)
         else:
             result = keeper.judge(commits, owners, stale=stale, known_ms=at)

@@ -690,23 +690,28 @@ class LagJudge:
         self.keeper = FleetKeeper(config.lag.rules(), row_ms=config.lag.history_row_seconds * 1000)
         self.owners = OwnerReader(config)
         self._loaded = False
-        self._commits: pa.Table | None = None
+        #: The commits and owners of the poll under way are prepared (``wanted``).
+        self._prepared = False
         self._last: Judged | None = None
 
     def wanted(self) -> dict[str, list[int]]:
-        """The partitions to ask the brokers for: those some group commits to (the commits
-        read now are the ones the next judgement judges)."""
-        self._commits = read_commit_table(self.config)
+        """The partitions to ask the brokers for: those some group commits to.  The commits
+        and the owners are read now, and joined (:meth:`FleetKeeper.prepare`), before the
+        brokers are asked: what follows their answer ages it, and at a fleet's scale the
+        owners' side is the larger part of a judgement."""
+        commits = read_commit_table(self.config)
         if not self._loaded:
             # Only the first reading needs each partition's lowest commit (how far back the
             # history it reads goes); the later ones need only which partitions there are.
-            floors = floors_of(self._commits)
+            floors = floors_of(commits)
             history_ms = self.config.lag.history_hours * 3_600_000
             rows, newest = read_history(self.config, int(time.time() * 1000) - history_ms, floors)
             self.keeper.restore(rows)
             self.keeper.restore(newest, written=False)
             self._loaded = True
-        return committed_partitions(self._commits)
+        self.keeper.prepare(commits, self.owners.read_table())
+        self._prepared = True
+        return committed_partitions(commits)
 
     def judge(self, answer: Answer | None, stale: bool, known_ms: int | None) -> Judged:
         """The commits read by :meth:`wanted` judged with the brokers' ``answer`` (None with
@@ -715,13 +720,12 @@ class LagJudge:
         now_ms = int(time.time() * 1000)
         ends = self.keeper.observe([] if answer is None else answer.offsets())
         self.keeper.forget_older(now_ms - history_ms)
-        from groupwatch.detect.lag.fleet import COMMIT_SCHEMA
+        if not self._prepared:  # judged without a reading: the tables as they are now
+            from groupwatch.detect.lag.fleet import COMMIT_SCHEMA
 
-        commits = self._commits if self._commits is not None else COMMIT_SCHEMA.empty_table()
-        result = self.keeper.judge_table(
-            commits, self.owners.read_table(), stale=stale, known_ms=known_ms
-        )
-        self._commits = None
+            self.keeper.prepare(COMMIT_SCHEMA.empty_table(), self.owners.read_table())
+        self._prepared = False
+        result = self.keeper.judge_prepared(stale=stale, known_ms=known_ms)
         self._last = Judged(result, ends, self.keeper.last_ok_ms)
         return self._last
 
@@ -779,10 +783,15 @@ class LagPoller:
             )
 
     def interval(self) -> float:
-        """Seconds between polls: ``lag.poll_seconds``, stretched to twice the last poll's
-        time when that is longer, so that polls take at most half of the driver's interpreter
-        from the batches (1.2 M committed partitions: 3-6 s a poll on two cores,
-        docs/performance.md)."""
+        """Seconds between the starts of two polls: ``lag.poll_seconds``.  Judged in the
+        driver, stretched to twice the last poll's time when that is longer, so that polls take
+        at most half of the driver's interpreter from the batches (1.2 M committed partitions:
+        3-6 s a poll on two cores, docs/performance.md).  Judged in a process of its own, a
+        poll holds the driver's interpreter only to ask the brokers and to hand the answer
+        over, so only a poll longer than ``lag.poll_seconds`` stretches it (to the poll's
+        own time: one poll at a time): doubled, a busy fleet's lag was twice as old."""
+        if self.config.lag.judge_process:
+            return max(float(self.every), self._took)
         return max(float(self.every), 2.0 * self._took)
 
     def due(self) -> bool:

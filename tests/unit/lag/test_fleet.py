@@ -6,7 +6,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupwatch.detect.lag.fleet import FleetKeeper, judge_rows, rows_of
+from groupwatch.detect.lag.fleet import (
+    FleetKeeper,
+    commits_table,
+    judge_rows,
+    owners_table,
+    rows_of,
+)
 from groupwatch.detect.lag.judge import LagRules
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner
 from groupwatch.detect.lag.poll import LagKeeper, PollResult
@@ -50,9 +56,11 @@ def _run(
     trim: bool,
     behind: bool,
     offsets: tuple[int, int, int] = (900, 1000, 500),
+    prepared_first: bool = False,
 ) -> int:
     """Both keepers through the same polls; returns how many partitions the fleet keeper
-    judged as arrays (so a test can tell it did)."""
+    judged as arrays (so a test can tell it did).  ``prepared_first``: the fleet keeper
+    given the commits and owners before the brokers' answer (as the job's poll does it)."""
     rules = _rules(poll_s)
     one = LagKeeper(rules, trim=trim)
     fleet = FleetKeeper(rules, trim=trim)
@@ -83,13 +91,18 @@ def _run(
                     commits.append(Commit("h", "t", p, committed[p] // 2, made[p]))
             if owner is not None:
                 owners[("t", p)] = owner
+        commits.sort(key=lambda c: (c.group, c.partition))
+        if prepared_first:
+            fleet.prepare(commits_table(commits), owners_table({"g": owners}))
         for keeper in (one, fleet):
             keeper.observe(answers)
             keeper.forget_older(at - 3_600_000)
         known = at - 500 if i % 3 else None
-        commits.sort(key=lambda c: (c.group, c.partition))
         b = one.judge(commits, {"g": owners}, stale=not answers, known_ms=known)
-        a = judge_rows(fleet, commits, {"g": owners}, stale=not answers, known_ms=known)
+        if prepared_first:
+            a = fleet.judge_prepared(stale=not answers, known_ms=known)
+        else:
+            a = judge_rows(fleet, commits, {"g": owners}, stale=not answers, known_ms=known)
         _same(a, b, f"poll {i}")
         # The memory too: a difference no verdict shows yet could show at a later poll.
         assert fleet.tracks == one.tracks, f"poll {i}"
@@ -102,26 +115,29 @@ def _run(
 @given(
     steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
     poll_s=st.sampled_from([5, 15, 60]),
+    prepared_first=st.booleans(),
 )
 def test_the_fleet_judged_as_columns_is_judged_as_one_by_one(
-    steps: list[list[Step]], poll_s: int
+    steps: list[list[Step]], poll_s: int, prepared_first: bool
 ) -> None:
     """Rows, findings opened and resolved, topics and the history kept, poll for poll, over
     logs that grow, stall and restart shorter, consumers that keep up, fall behind, stop,
     stall, move back, change hands and have their offsets deleted, brokers that do not
-    answer: the arrays change no verdict."""
-    _run(steps, poll_s, trim=False, behind=False)
+    answer: the arrays change no verdict; nor does joining the owners before the brokers'
+    answer is observed (``prepare``)."""
+    _run(steps, poll_s, trim=False, behind=False, prepared_first=prepared_first)
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
     poll_s=st.sampled_from([5, 15, 60]),
+    prepared_first=st.booleans(),
 )
 def test_with_a_group_far_behind_and_the_history_trimmed(
-    steps: list[list[Step]], poll_s: int
+    steps: list[list[Step]], poll_s: int, prepared_first: bool
 ) -> None:
-    _run(steps, poll_s, trim=True, behind=True)
+    _run(steps, poll_s, trim=True, behind=True, prepared_first=prepared_first)
 
 
 def test_a_fleet_that_keeps_up_is_judged_as_arrays() -> None:

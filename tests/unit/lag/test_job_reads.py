@@ -136,13 +136,28 @@ def test_the_keepers_columns_are_the_table_built_row_by_row() -> None:
     assert timed(result.table).equals(_row_by_row(rows))
 
 
+@pytest.mark.parametrize("in_process", [False, True])
 def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    in_process: bool,
 ) -> None:
+    """Judged in the driver, a slow poll keeps the next one off for twice its time (half of
+    the interpreter stays the batches'); judged in a process of its own, for its own time
+    only (one poll at a time, the next starting as this one ends)."""
     from groupwatch.detect.lag.poll import PollResult
     from groupwatch.spark.lag import Judged, LagPoller
 
-    cfg = config_mod.load(None, env={}, overrides=[f"delta.root={tmp_path}", "lag.poll_seconds=1"])
+    cfg = config_mod.load(
+        None,
+        env={},
+        overrides=[
+            f"delta.root={tmp_path}",
+            "lag.poll_seconds=1",
+            f"lag.judge_process={'true' if in_process else 'false'}",
+        ],
+    )
     poller = LagPoller(None, cfg)  # type: ignore[arg-type]  # the poll itself is replaced
     took = iter([1.5, 0.2])
 
@@ -161,11 +176,16 @@ def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(
     assert poller.due() and poller.interval() == 1.0
     with caplog.at_level("INFO", logger="groupwatch.job"):
         poll()
-        # lag.poll_seconds have passed since the poll began, twice its time not yet
-        assert poller.interval() >= 3.0 and not poller.due()
-        assert "polls are 3 s apart" in caplog.text
-        time.sleep(1.7)
-        assert poller.due()
+        if in_process:
+            # the poll's own time, not twice it: due as soon as it ended
+            assert 1.5 <= poller.interval() < 2.0 and poller.due()
+            assert "polls are 2 s apart" in caplog.text
+        else:
+            # lag.poll_seconds have passed since the poll began, twice its time not yet
+            assert poller.interval() >= 3.0 and not poller.due()
+            assert "polls are 3 s apart" in caplog.text
+            time.sleep(1.7)
+            assert poller.due()
         poll()
         assert poller.interval() == 1.0
         assert "apart again" in caplog.text

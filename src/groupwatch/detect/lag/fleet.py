@@ -266,6 +266,34 @@ class _State:
     tracks: dict[tuple[str, str, int], Track]
 
 
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A poll's commits and owners, joined and advanced (:meth:`FleetKeeper.prepare`)."""
+
+    commits: pa.Table
+    state: _State | None
+    same_keys: bool
+    o: I64
+    c: I64
+    has_owner: B
+    owner_cols: dict[str, Any]
+    j: I64
+    prev: B
+    p_tn: I64
+    p_at1: I64
+    p_at2: I64
+    p_pt1: F64
+    p_pt2: F64
+    moved: I64
+    rwf: I64
+    rwms: I64
+    gen: I64
+    owner_keys: pa.Table
+    oi: I64
+    whose: pa.Table
+    owner_marks: I64
+
+
 class FleetKeeper(LagKeeper):
     """:class:`LagKeeper` (compact, its history trimmed) judging a whole poll as columns:
     :meth:`judge_table`, not :meth:`LagKeeper.judge` (the two keep different memories)."""
@@ -274,6 +302,7 @@ class FleetKeeper(LagKeeper):
         super().__init__(rules, compact=True, trim=trim, row_ms=row_ms)
         self._state: _State | None = None
         self._joins: _Joins | None = None
+        self._prepared: _Prepared | None = None
         #: Owners' marks by their text (``_owner_marks``).
         self._marks: dict[str, int] = {}
         #: Partitions judged by :func:`judge` itself at the last poll (tests, benchmarks).
@@ -307,7 +336,26 @@ class FleetKeeper(LagKeeper):
         """:meth:`LagKeeper.judge` of ``commits`` (:data:`COMMIT_SCHEMA`) and ``owners``
         (:data:`OWNER_SCHEMA`, one row a partition): the rows as ``table`` (``partition_lag``'s
         columns, times as epoch milliseconds), ``rows`` only those that alert."""
-        rules = self.rules
+        self.prepare(commits, owners)
+        return self.judge_prepared(stale=stale, known_ms=known_ms)
+
+    def prepare(self, commits: pa.Table, owners: pa.Table) -> None:
+        """The part of :meth:`judge_table` that does not need the brokers' answer: the owners
+        joined to the commits, the commits advanced against the last poll's memory.  A poll
+        does it before it asks, so that what follows the answer (and ages it) is only the
+        verdict: at a fleet's scale the owners' side is most of a judgement (their strings
+        taken for a million partitions, compared with the last poll's)."""
+        self._prepared = self._prepare(commits, owners)
+
+    def judge_prepared(self, *, stale: bool = False, known_ms: int | None = None) -> PollResult:
+        """The verdict of the commits and owners :meth:`prepare` was given, on the history the
+        brokers' answers made (:meth:`LagKeeper.observe` since)."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is None:
+            raise RuntimeError("judge_prepared: nothing prepared (prepare comes first)")
+        return self._verdict(prepared, stale=stale, known_ms=known_ms)
+
+    def _prepare(self, commits: pa.Table, owners: pa.Table) -> _Prepared:
         commits = commits.cast(COMMIT_SCHEMA) if commits.schema != COMMIT_SCHEMA else commits
         owners = owners.cast(OWNER_SCHEMA) if owners.schema != OWNER_SCHEMA else owners
         n = commits.num_rows
@@ -378,6 +426,24 @@ class FleetKeeper(LagKeeper):
             prev, skip, p_off, p_moved, p_rwf, p_rwms, p_mark, o, c, m_in, m_has, mark, has_owner
         )
 
+        return _Prepared(
+            commits, state, same_keys, o, c, has_owner, owner_cols, j, prev,
+            p_tn, p_at1, p_at2, p_pt1, p_pt2, moved, rwf, rwms, gen,
+            owner_keys, oi, whose, owner_marks,
+        )  # fmt: skip
+
+    def _verdict(self, prepared: _Prepared, *, stale: bool, known_ms: int | None) -> PollResult:
+        rules = self.rules
+        commits, state, same_keys = prepared.commits, prepared.state, prepared.same_keys
+        n = commits.num_rows
+        o, c, has_owner = prepared.o, prepared.c, prepared.has_owner
+        owner_cols = prepared.owner_cols
+        prev = prepared.prev
+        p_tn, p_at1, p_at2 = prepared.p_tn, prepared.p_at1, prepared.p_at2
+        p_pt1, p_pt2 = prepared.p_pt1, prepared.p_pt2
+        moved, rwf, rwms, gen = prepared.moved, prepared.rwf, prepared.rwms, prepared.gen
+        joins = self._joins
+
         # -- the history: each partition's oldest and newest point -------------------------
         hist = self.history
         h_keys = list(hist)
@@ -393,7 +459,9 @@ class FleetKeeper(LagKeeper):
                 }
             )
             k = _index(commits, h_table, ["topic", "partition"], "k")
-        self._joins = _Joins(owner_keys, oi, whose, owner_marks, h_keys, k)
+        self._joins = _Joins(
+            prepared.owner_keys, prepared.oi, prepared.whose, prepared.owner_marks, h_keys, k
+        )
         has_h = k >= 0
         ks = np.where(has_h, k, 0)
         e1 = np.array([p[-1].end_offset for p in pts] or [0], dtype=np.int64)[ks]
