@@ -75,17 +75,34 @@ def by_topic(kept: Iterable[TP]) -> dict[str, list[int]]:
 def committed_partitions(commits: pa.Table) -> dict[str, list[int]]:
     """The partitions some group commits to, by topic, sorted (as ``by_topic(sorted(...))``
     of their keys, found as columns: a fleet commits to a quarter of a million)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
     if commits.num_rows == 0:
         return {}
-    kept = (
-        commits.select(["topic", "partition"])
-        .group_by(["topic", "partition"])
-        .aggregate([])
-        .sort_by([("topic", "ascending"), ("partition", "ascending")])
+    topic = commits.column("topic")
+    encoded = pc.dictionary_encode(
+        topic.combine_chunks() if isinstance(topic, pa.ChunkedArray) else topic
     )
-    topics = kept.column("topic").to_pylist()
-    partitions = kept.column("partition").to_pylist()
-    return by_topic(zip(topics, partitions, strict=True))
+    names = encoded.dictionary.to_pylist()
+    # Each (topic, partition) as one int64, the topic by its name's rank: sorted as integers
+    # they are sorted as the pairs (an Arrow group-by and sort of the strings took 0.5 s).
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names), dtype=np.int64)
+    codes = rank[np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)]
+    partition = np.asarray(
+        pc.cast(commits.column("partition"), pa.int64()).to_numpy(zero_copy_only=False)
+    )
+    pairs = np.unique((codes << 32) | partition)
+    topics, starts = np.unique(pairs >> 32, return_index=True)
+    bounds = [*starts.tolist(), len(pairs)]
+    partitions = (pairs & 0xFFFFFFFF).tolist()
+    return {
+        names[order[t]]: partitions[bounds[i] : bounds[i + 1]]
+        for i, t in enumerate(topics.tolist())
+    }
 
 
 def partitions_json(kept: Iterable[TP]) -> str:
@@ -218,7 +235,7 @@ def read_commit_table(config: Config) -> pa.Table:
     (:data:`~groupwatch.detect.lag.fleet.COMMIT_SCHEMA`): over the 1.2 M partitions of the
     cluster model a value per row cost seconds a poll."""
     import pyarrow as pa
-    import pyarrow.compute as pc  # type: ignore[import-untyped]
+    import pyarrow.compute as pc
 
     from groupwatch.detect.lag.fleet import COMMIT_SCHEMA
 

@@ -3,6 +3,7 @@ that judges them one by one."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,13 +58,17 @@ def _run(
     behind: bool,
     offsets: tuple[int, int, int] = (900, 1000, 500),
     prepared_first: bool = False,
+    by_strings: bool = False,
 ) -> int:
     """Both keepers through the same polls; returns how many partitions the fleet keeper
     judged as arrays (so a test can tell it did).  ``prepared_first``: the fleet keeper
-    given the commits and owners before the brokers' answer (as the job's poll does it)."""
+    given the commits and owners before the brokers' answer (as the job's poll does it);
+    ``by_strings``: its keys joined as strings, as a fleet whose ids do not fit is."""
     rules = _rules(poll_s)
     one = LagKeeper(rules, trim=trim)
     fleet = FleetKeeper(rules, trim=trim)
+    if by_strings:
+        fleet._codes.encode = lambda table: None  # type: ignore[method-assign]
     ends = [1000, 1000, 1000]
     committed = list(offsets)
     made = [0, 0, 0]
@@ -116,16 +121,24 @@ def _run(
     steps=st.lists(st.lists(_STEP, min_size=3, max_size=3), min_size=1, max_size=40),
     poll_s=st.sampled_from([5, 15, 60]),
     prepared_first=st.booleans(),
+    by_strings=st.booleans(),
 )
 def test_the_fleet_judged_as_columns_is_judged_as_one_by_one(
-    steps: list[list[Step]], poll_s: int, prepared_first: bool
+    steps: list[list[Step]], poll_s: int, prepared_first: bool, by_strings: bool
 ) -> None:
     """Rows, findings opened and resolved, topics and the history kept, poll for poll, over
     logs that grow, stall and restart shorter, consumers that keep up, fall behind, stop,
     stall, move back, change hands and have their offsets deleted, brokers that do not
     answer: the arrays change no verdict; nor does joining the owners before the brokers'
-    answer is observed (``prepare``)."""
-    _run(steps, poll_s, trim=False, behind=False, prepared_first=prepared_first)
+    answer is observed (``prepare``), nor joining the keys as integers or as strings."""
+    _run(
+        steps,
+        poll_s,
+        trim=False,
+        behind=False,
+        prepared_first=prepared_first,
+        by_strings=by_strings,
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -159,6 +172,41 @@ def test_polls_the_brokers_do_not_answer_are_judged_as_arrays_too() -> None:
     polls = [answered] * 5 + [silent] * 4 + [answered] * 3 + [silent] + [answered] * 2
     as_arrays = _run(polls, 5, trim=True, behind=False, offsets=(1000, 995, 950))
     assert as_arrays == 3 * len(polls)
+
+
+def test_keys_are_looked_up_as_the_last_equal_row() -> None:
+    from groupwatch.detect.lag.fleet import _lookup
+
+    keys = np.array([7, 3, 7, 9, 3], dtype=np.int64)
+    probe = np.array([3, 7, 8, 9, 10, 0], dtype=np.int64)
+    assert _lookup(probe, keys).tolist() == [4, 2, -1, 3, -1, -1]
+    assert _lookup(probe, keys[:0]).tolist() == [-1] * 6
+    assert _lookup(probe[:0], keys).tolist() == []
+
+
+def test_ids_made_anew_when_groups_come_and_go_change_no_verdict() -> None:
+    """A fleet whose groups are new at every poll (console consumers, tests) wears the ids
+    out: they are made anew, with the last poll's keys, and the partition that stayed is
+    judged as the keeper judges it across the change (its offset moved back by its owner:
+    a rewind, which a lost memory would not see)."""
+    rules = _rules(15)
+    one, fleet = LagKeeper(rules), FleetKeeper(rules)
+    made = []
+    for i in range(9):
+        at = (i + 1) * 15_000
+        offset = 200 if i == 8 else 900  # back, at the poll that makes the ids anew
+        commits = [Commit("stay", "t", 0, offset, at - 1000)]
+        # More groups before it each poll: its id after the change is not its first one.
+        commits += [Commit(f"g{i}-{n}", "t", 1, 10, at - 1000) for n in range(1000 + i)]
+        commits.sort(key=lambda c: (c.group, c.partition))
+        owners = {"stay": {("t", 0): A}}
+        for keeper in (one, fleet):
+            keeper.observe([EndOffset("t", 0, 0, 1000, at), EndOffset("t", 1, 0, 10, at)])
+        b = one.judge(commits, owners)
+        _same(judge_rows(fleet, commits, owners), b, f"poll {i}")
+        made.append(len(fleet._codes.groups.ids))
+    assert [r.status for r in b.rows if r.group == "stay"] == ["rewound"]
+    assert made[-2] > 8000 and made[-1] < 3000, made  # made anew at the last poll
 
 
 def test_a_stopped_consumer_opens_its_finding_with_its_owner_and_a_deleted_offset_ends_it() -> None:

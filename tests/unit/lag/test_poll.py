@@ -343,3 +343,31 @@ def test_a_new_log_is_a_row_at_once() -> None:
     for t, offset in [(0, 500), (15, 600), (30, 10), (45, 20)]:
         written += [(e.observed_ms // 1000, e.end_offset) for e in keeper.observe([end(t, offset)])]
     assert written == [(0, 500), (30, 10)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    histories=st.lists(
+        st.lists(st.integers(0, 50), min_size=0, max_size=6, unique=True).map(sorted),
+        max_size=8,
+    ),
+    cutoff=st.integers(0, 55),
+)
+def test_history_older_than_kept_goes_one_point_before_it_staying(
+    histories: list[list[int]], cutoff: int
+) -> None:
+    """``forget_older``: of each partition's points (in time order), those before the first
+    at or after the cutoff go but the last of them; a partition with none after it goes."""
+    keeper = LagKeeper(LagRules(), compact=False)
+    for p, times in enumerate(histories):
+        keeper.history[("t", p)] = [EndOffset("t", p, 0, i, at) for i, at in enumerate(times)]
+        keeper.written[("t", p)] = EndOffset("t", p, 0, 0, 0)
+    keeper.forget_older(cutoff)
+    for p, times in enumerate(histories):
+        recent = [i for i, at in enumerate(times) if at >= cutoff]
+        if not recent:
+            assert ("t", p) not in keeper.history and ("t", p) not in keeper.written
+        else:
+            first = max(0, recent[0] - 1)
+            kept = [e.observed_ms for e in keeper.history[("t", p)]]
+            assert kept == times[first:], (times, cutoff)

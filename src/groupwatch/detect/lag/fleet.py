@@ -198,6 +198,87 @@ def _last_per_key(owners: pa.Table) -> pa.Table:
     return pa.table({**{k: last.column(k) for k in KEYS}, "_o": last.column("_o_max")})
 
 
+#: A key as one int64: group id << 40 | topic id << 20 | partition, the ids small integers
+#: kept from poll to poll (:class:`_KeyCodes`).  Joined as sorted integers a poll's keys cost
+#: a tenth of Arrow's hash joins and group-bys of their strings (1.2 M rows: most of a
+#: second each, a poll making four).  A fleet beyond the bits is joined by its strings.
+_G_BITS, _T_BITS, _P_BITS = 23, 20, 20
+
+
+class _Ids:
+    """A small integer per string, the same from poll to poll."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        #: Distinct strings encoded since the count was last reset (``_KeyCodes.worn``).
+        self.seen = 0
+
+    def codes(self, column: Any) -> I64:
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        encoded = pc.dictionary_encode(column)
+        ids = self.ids
+        values = encoded.dictionary.to_pylist()
+        self.seen += len(values)
+        lut = np.fromiter((ids.setdefault(v, len(ids)) for v in values), np.int64, len(values))
+        idx = _np(encoded.indices)
+        return np.where(idx < 0, -1, lut[np.where(idx < 0, 0, idx)] if len(lut) else -1)
+
+    def code(self, value: str) -> int:
+        return self.ids.setdefault(value, len(self.ids))
+
+
+class _KeyCodes:
+    """(group, topic, partition) and (topic, partition) as int64s (:data:`_G_BITS`)."""
+
+    def __init__(self) -> None:
+        self.groups = _Ids()
+        self.topics = _Ids()
+
+    def worn(self) -> bool:
+        """Whether the ids kept are far more than the strings a poll encoded (groups and
+        topics that are gone): then they are made anew, and the last poll's keys with them.
+        Counts from here on."""
+        kept = len(self.groups.ids) + len(self.topics.ids)
+        worn = kept > 4 * (self.groups.seen + self.topics.seen) + 4096
+        self.groups.seen = self.topics.seen = 0
+        return worn
+
+    def reset(self) -> None:
+        self.groups, self.topics = _Ids(), _Ids()
+
+    def encode(self, table: pa.Table) -> tuple[I64, I64] | None:
+        """Each row's (group, topic, partition) and (topic, partition) key; None where a
+        value does not fit its bits (or is null)."""
+        g = self.groups.codes(table.column("group"))
+        t = self.topics.codes(table.column("topic"))
+        part = _np(table.column("partition"))
+        if len(part) and (
+            g.min() < 0
+            or t.min() < 0
+            or part.min() < 0
+            or g.max() >> _G_BITS
+            or t.max() >> _T_BITS
+            or part.max() >> _P_BITS
+        ):
+            return None
+        return (g << (_T_BITS + _P_BITS)) | (t << _P_BITS) | part, (t << 32) | part
+
+
+def _lookup(probe: I64, keys: I64) -> I64:
+    """For each of ``probe``, the index of the last of ``keys`` equal to it (as
+    :func:`_last_per_key` keeps a key's last row), -1 where none is."""
+    if len(keys) == 0 or len(probe) == 0:
+        return np.full(len(probe), -1, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    last = np.ones(len(ordered), dtype=np.bool_)
+    last[:-1] = ordered[1:] != ordered[:-1]
+    unique, at = ordered[last], order[last]
+    pos = np.minimum(np.searchsorted(unique, probe), len(unique) - 1)
+    return np.where(unique[pos] == probe, at[pos], -1).astype(np.int64)
+
+
 def _owner_marks(members: Any, generations: Any, known: dict[str, int] | None = None) -> I64:
     """``poll._owner_mark`` for each row (its text made as there), computed once per distinct
     owner; -1 for none.  ``known``: marks already computed, by text (updated): a fleet's
@@ -223,6 +304,33 @@ def _owner_marks(members: Any, generations: Any, known: dict[str, int] | None = 
     return np.where(idx < 0, -1, marks[np.where(idx < 0, 0, idx)] if len(marks) else -1)
 
 
+def _first(pair: tuple[I64, I64] | None) -> I64 | None:
+    return None if pair is None else pair[0]
+
+
+def _same_owner_keys(joins: _Joins, owner_keys: pa.Table, owner_key64: I64 | None) -> bool:
+    """Whether the owners' keys are the last poll's, row for row."""
+    if owner_key64 is not None and joins.owner_key64 is not None:
+        return bool(np.array_equal(joins.owner_key64, owner_key64))
+    return _equal(joins.owner_keys, owner_keys)
+
+
+def _history_index(commits: pa.Table, h_keys: list[TP], tp64: I64 | None, topics: _Ids) -> I64:
+    """Each commit's partition's place in ``h_keys`` (the keeper's history), -1 for none."""
+    if tp64 is not None:
+        code = topics.code
+        hk = np.fromiter(((code(t) << 32) | p for t, p in h_keys), np.int64, len(h_keys))
+        return _lookup(tp64, hk)
+    h_table = pa.table(
+        {
+            "topic": pa.array([tp[0] for tp in h_keys], pa.string()),
+            "partition": pa.array([tp[1] for tp in h_keys], pa.int32()),
+            "k": pa.array(np.arange(len(h_keys), dtype=np.int64)),
+        }
+    )
+    return _index(commits, h_table, ["topic", "partition"], "k")
+
+
 def _key_list(commits: pa.Table) -> list[tuple[str, str, int]]:
     """Each row's (group, topic, partition), for the rows judged one by one."""
     return list(zip(*(commits.column(k).to_pylist() for k in KEYS), strict=True))
@@ -237,6 +345,7 @@ class _Joins:
     """The last poll's joins and what they were made of."""
 
     owner_keys: pa.Table
+    owner_key64: I64 | None
     oi: I64
     whose: pa.Table
     marks: I64
@@ -249,6 +358,8 @@ class _State:
     """Every judged partition's memory, as columns in the order of the last poll's commits."""
 
     keys: pa.Table  # group, topic, partition, j
+    #: The keys as int64s (:class:`_KeyCodes`), None where they did not fit.
+    key64: I64 | None
     read: pa.Table  # the commit as read: _READ_COLUMNS
     owner: pa.Table  # the owner as read: _OWNER_COLUMNS
     offset: I64
@@ -289,9 +400,13 @@ class _Prepared:
     rwms: I64
     gen: I64
     owner_keys: pa.Table
+    owner_key64: I64 | None
     oi: I64
     whose: pa.Table
     owner_marks: I64
+    #: The commits' (group, topic, partition) and (topic, partition) as int64s, or None.
+    key64: I64 | None
+    tp64: I64 | None
 
 
 class FleetKeeper(LagKeeper):
@@ -303,6 +418,7 @@ class FleetKeeper(LagKeeper):
         self._state: _State | None = None
         self._joins: _Joins | None = None
         self._prepared: _Prepared | None = None
+        self._codes = _KeyCodes()
         #: Owners' marks by their text (``_owner_marks``).
         self._marks: dict[str, int] = {}
         #: Partitions judged by :func:`judge` itself at the last poll (tests, benchmarks).
@@ -370,11 +486,28 @@ class FleetKeeper(LagKeeper):
         # fleet's commits and owners are read in the same order poll after poll): a join of
         # 1.2 M rows costs most of a second.
         keys = commits.select(KEYS)
-        same_keys = state is not None and _equal(state.keys.select(KEYS), keys)
         joins = self._joins
         owner_keys = owners.select(KEYS)
-        if same_keys and joins is not None and _equal(joins.owner_keys, owner_keys):
+        codes = self._codes
+        coded, owner_coded = codes.encode(commits), codes.encode(owners)
+        if codes.worn():
+            codes.reset()
+            coded, owner_coded = codes.encode(commits), codes.encode(owners)
+            if state is not None:  # its keys in the new ids
+                state.key64 = _first(codes.encode(state.keys))
+            joins = self._joins = None
+        key64, tp64 = coded if coded is not None else (None, None)
+        owner_key64 = _first(owner_coded)
+        if state is None:
+            same_keys = False
+        elif key64 is not None and state.key64 is not None:
+            same_keys = bool(np.array_equal(state.key64, key64))
+        else:
+            same_keys = _equal(state.keys.select(KEYS), keys)
+        if same_keys and joins is not None and _same_owner_keys(joins, owner_keys, owner_key64):
             oi = joins.oi
+        elif key64 is not None and owner_key64 is not None:
+            oi = _lookup(key64, owner_key64)
         else:
             oi = _index(commits, _last_per_key(owners), KEYS, "_o")
         whose = owners.select(["member", "generation"])
@@ -392,6 +525,8 @@ class FleetKeeper(LagKeeper):
             j = np.full(n, -1, dtype=np.int64)
         elif same_keys:
             j = np.arange(n, dtype=np.int64)
+        elif key64 is not None and state.key64 is not None:
+            j = _lookup(key64, state.key64)
         else:
             j = _index(commits, state.keys, KEYS, "j")
         prev = j >= 0
@@ -429,7 +564,7 @@ class FleetKeeper(LagKeeper):
         return _Prepared(
             commits, state, same_keys, o, c, has_owner, owner_cols, j, prev,
             p_tn, p_at1, p_at2, p_pt1, p_pt2, moved, rwf, rwms, gen,
-            owner_keys, oi, whose, owner_marks,
+            owner_keys, owner_key64, oi, whose, owner_marks, key64, tp64,
         )  # fmt: skip
 
     def _verdict(self, prepared: _Prepared, *, stale: bool, known_ms: int | None) -> PollResult:
@@ -451,16 +586,15 @@ class FleetKeeper(LagKeeper):
         if same_keys and joins is not None and joins.h_keys == h_keys:
             k = joins.k
         else:
-            h_table = pa.table(
-                {
-                    "topic": pa.array([tp[0] for tp in h_keys], pa.string()),
-                    "partition": pa.array([tp[1] for tp in h_keys], pa.int32()),
-                    "k": pa.array(np.arange(len(h_keys), dtype=np.int64)),
-                }
-            )
-            k = _index(commits, h_table, ["topic", "partition"], "k")
+            k = _history_index(commits, h_keys, prepared.tp64, self._codes.topics)
         self._joins = _Joins(
-            prepared.owner_keys, prepared.oi, prepared.whose, prepared.owner_marks, h_keys, k
+            prepared.owner_keys,
+            prepared.owner_key64,
+            prepared.oi,
+            prepared.whose,
+            prepared.owner_marks,
+            h_keys,
+            k,
         )
         has_h = k >= 0
         ks = np.where(has_h, k, 0)
@@ -588,6 +722,7 @@ class FleetKeeper(LagKeeper):
 
         self._state = _State(
             keys=commits.select(KEYS).append_column("j", pa.array(np.arange(n, dtype=np.int64))),
+            key64=prepared.key64,
             read=commits.select(list(_READ_COLUMNS)).combine_chunks(),
             owner=pa.table(owner_cols),
             offset=o, moved=moved, rewound_from=rwf, rewound_ms=rwms, mark=gen,

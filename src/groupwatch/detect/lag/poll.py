@@ -244,6 +244,10 @@ class LagKeeper:
     def forget_older(self, cutoff_ms: int) -> None:
         """History older than ``lag.history_hours`` goes (one point before it stays)."""
         for tp, points in list(self.history.items()):
+            # A partition's points are in time order: where the second (or an only one) is
+            # recent, nothing goes (nearly every partition, every poll).
+            if points and points[min(1, len(points) - 1)].observed_ms >= cutoff_ms:
+                continue
             keep = [i for i, p in enumerate(points) if p.observed_ms >= cutoff_ms]
             if not keep:
                 del self.history[tp]
