@@ -888,9 +888,10 @@ class LagPoller:
             if stretched:
                 log.warning(
                     "lag: a poll took %.1f s; polls are %.0f s apart until one takes less "
-                    "than half of lag.poll_seconds (%d s)",
+                    "than %slag.poll_seconds (%d s)",
                     self._took,
                     self.interval(),
+                    "" if self.config.lag.judge_process else "half of ",
                     self.every,
                 )
             else:

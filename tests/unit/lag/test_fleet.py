@@ -266,3 +266,36 @@ def test_a_poll_without_an_owner_at_the_same_offset_keeps_the_owners_mark() -> N
         _same(judge_rows(fleet, commits, owners), b, f"poll {i}")
         statuses += [r.status for r in b.rows]
     assert statuses[-1] == "rewound"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["m-a", "m-b", "consumer-1-ü", "", None]),
+            st.one_of(
+                st.none(),
+                st.integers(-3, 3),
+                st.sampled_from([2**31 - 1, -(2**31)]),
+                st.integers(-(2**40), 2**40),
+            ),
+        ),
+        max_size=30,
+    )
+)
+def test_owner_marks_are_the_marks_of_each_rows_text(
+    rows: list[tuple[str | None, int | None]],
+) -> None:
+    """An owner's mark found among the distinct owners as integers (or by text, for
+    generations beyond 32 bits) is ``mark_of`` of its row's ``member NUL generation``."""
+    import pyarrow as pa
+
+    from groupwatch.detect.lag.fleet import _owner_marks
+    from groupwatch.detect.lag.poll import mark_of
+
+    members = pa.array([m for m, _ in rows], pa.string())
+    generations = pa.array([g for _, g in rows], pa.int64())
+    want = [-1 if m is None else mark_of(f"{m}\0{g}") for m, g in rows]
+    known: dict[str, int] = {}
+    assert _owner_marks(members, generations, known).tolist() == want
+    assert _owner_marks(members, generations, known).tolist() == want  # from what it knows
