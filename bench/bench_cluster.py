@@ -1216,10 +1216,13 @@ def main() -> int:
                     sampler.phase(label)
                     log(f"{label}: {args.latency_samples} samples, load {load_text()}")
                     lat = latency_run(args, query, job, cfg, probe, manifest, bootstrap, topic)
+                    # The targets: p95 <= 5 s at 1,000 commits/s + 1 rebalance/s, <= 7 s at
+                    # 4,000/4 (docs/performance.md, "Where the targets stand").
+                    target = 5 if args.latency_rate <= 1000 else 7
                     log(
                         f"{label}: p50 {lat['p50_s']:.2f}s, p95 {lat['p95_s']:.2f}s, max "
-                        f"{lat['max_s']:.2f}s (target p95 <= 5 s: "
-                        f"{'met' if lat['p95_s'] <= 5 else 'NOT met'}); {lat['batches']} "
+                        f"{lat['max_s']:.2f}s (target p95 <= {target} s: "
+                        f"{'met' if lat['p95_s'] <= target else 'NOT met'}); {lat['batches']} "
                         f"batches, median {lat['batch_p50_s']}s"
                     )
                     log(f"{label}: mean batch time by step (s): {lat['mean_batch_steps_s']}")
