@@ -1,4 +1,5 @@
-"""Shared fixtures: a real KRaft broker and a local SparkSession, each once per test session."""
+"""Shared fixtures: a real KRaft broker and a local SparkSession, each once per test session;
+and the quick lane (``--quick``, what ``scripts/test --quick`` runs)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,62 @@ settings.register_profile("dev", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+# The quick lane is the inner loop: the pure tests, with nothing that starts a JVM (a broker, a
+# SparkSession, Kafka's own classes). It only ever leaves tests out under --quick; without the
+# flag the hooks below return at once, so the full run collects exactly what it collected before.
+QUICK_LANE_ENV = "GROUPWATCH_QUICK_LANE"
+# Markers of tests that start a JVM or drive something outside the process tree of pytest.
+NOT_QUICK_MARKERS = ("slow", "broker", "spark", "oracle", "browser", "fleet")
+# Fixtures that start a JVM: a test that asks for one is not quick, marked or not.
+NOT_QUICK_FIXTURES = ("broker", "spark", "spark_workdir")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick",
+        action="store_true",
+        default=False,
+        help="the quick lane: leave out tests marked "
+        + "/".join(NOT_QUICK_MARKERS)
+        + " or using the broker or spark fixture; starting a JVM anyway fails the test",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("quick"):
+        # Seen by tests/jvm.py too, so Kafka's classes refuse to start in this lane.
+        os.environ[QUICK_LANE_ENV] = "1"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("quick"):
+        return
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        marked = any(item.get_closest_marker(name) for name in NOT_QUICK_MARKERS)
+        fixtures = set(getattr(item, "fixturenames", ()))
+        (left if marked or fixtures.intersection(NOT_QUICK_FIXTURES) else kept).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def refuse_in_quick_lane(what: str) -> None:
+    """Fail (never skip) a test of the quick lane that starts ``what``: it needs a marker."""
+    if os.environ.get(QUICK_LANE_ENV):
+        pytest.fail(
+            f"the quick lane must not start {what}: mark the test "
+            + " or ".join(NOT_QUICK_MARKERS[1:4])
+        )
+
+
 def local_broker(name: str) -> Iterator[str]:
     """A fresh single-node broker on loopback named ``name``, removed after; yields its
     bootstrap (the body of a broker fixture)."""
     from groupwatch_dev.broker import LocalBroker
+
+    refuse_in_quick_lane("a Kafka broker")
 
     local = LocalBroker(name)
     try:
@@ -50,6 +103,7 @@ def spark(spark_workdir: Path):  # type: ignore[no-untyped-def]
     from groupwatch import config
     from groupwatch.spark.session import build_session
 
+    refuse_in_quick_lane("a SparkSession")
     cfg = config.load(
         None,
         env={},
