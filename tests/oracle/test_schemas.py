@@ -18,6 +18,7 @@ from groupwatch.protocol.specs import (
     CONSUMER_PROTOCOL_ASSIGNMENT,
     CONSUMER_PROTOCOL_SUBSCRIPTION,
     RECORD_TYPES,
+    SHARE_STATE_RECORD_TYPES,
 )
 from tests.vectors import build
 
@@ -94,6 +95,20 @@ def test_every_record_type_kafka_knows_is_ours_field_for_field(kafka: dict[str, 
                     f"{layout(rt.value, int(v))}"
                 )
     assert not diffs, "\n".join(diffs)
+
+
+def test_share_state_record_types_are_kafkas_field_for_field(kafka: dict[str, Any]) -> None:
+    theirs_all = kafka["share_state_record_types"]
+    assert {int(t) for t in theirs_all} == set(SHARE_STATE_RECORD_TYPES)
+    for type_id, theirs in theirs_all.items():
+        rt = SHARE_STATE_RECORD_TYPES[int(type_id)]
+        assert rt.key is not None and rt.value is not None
+        assert layout(rt.key, 0) == theirs["key"], type_id
+        hi = rt.value.valid.hi
+        assert hi is not None
+        assert {int(v) for v in theirs["values"]} == set(range(rt.value.valid.lo, hi + 1))
+        for v, their_layout in theirs["values"].items():
+            assert layout(rt.value, int(v)) == their_layout, f"type {type_id} value v{v}"
 
 
 def test_we_know_no_record_type_kafka_has_dropped(kafka: dict[str, Any]) -> None:

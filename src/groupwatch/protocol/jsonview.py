@@ -20,6 +20,8 @@ from groupwatch.protocol.models import (
     ConsumerProtocolSubscription,
     GroupMetadataValue,
     OffsetCommitValue,
+    ShareSnapshotValue,
+    ShareUpdateValue,
     TopicPartitions,
 )
 from groupwatch.protocol.records import DecodedRecord, GroupMember, RawValue, member_has
@@ -207,6 +209,9 @@ def value_json(rec: DecodedRecord) -> JSON:
         }
     if isinstance(v, RawValue):
         return {"version": version, "base64": b64(v.data)}
+    if isinstance(v, ShareSnapshotValue | ShareUpdateValue):
+        # __share_group_state's ids collide with __consumer_offsets' (0, 1): never look them up.
+        return {"version": version, "data": plain(v)}
     spec = RECORD_TYPES[rec.record_type_id].value if rec.record_type_id is not None else None
     if spec is not None and rec.record_type_id in _PRINTED_BY_SPEC:
         return {"version": version, "data": struct_json(spec.struct, version, v)}

@@ -526,6 +526,63 @@ class StreamsGroupTopologyValue:
     unknown_tagged_fields: TaggedFields = ()
 
 
+# --- __share_group_state: the share coordinator's records (its own type ids 0, 1) ------------
+
+
+@dataclass(frozen=True)
+class ShareSnapshotKey:
+    group_id: str
+    topic_id: uuid.UUID
+    partition: int
+
+
+@dataclass(frozen=True)
+class ShareUpdateKey:
+    group_id: str
+    topic_id: uuid.UUID
+    partition: int
+
+
+@dataclass(frozen=True)
+class StateBatch:
+    """A run of offsets in one delivery state (0 available, 2 acknowledged, 4 archived)."""
+
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareSnapshotValue:
+    """The whole state of a share partition as of ``write_timestamp``."""
+
+    snapshot_epoch: int
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    create_timestamp: int
+    write_timestamp: int
+    state_batches: tuple[StateBatch, ...]
+    # KIP-1226 (4.2+); -1 when a writer before 4.2 left it out, as Kafka reads it.
+    delivery_complete_count: int = -1
+    unknown_tagged_fields: TaggedFields = ()
+
+
+@dataclass(frozen=True)
+class ShareUpdateValue:
+    """A change since the last snapshot: the batches that changed; ``start_offset`` -1 when the
+    SPSO did not move."""
+
+    snapshot_epoch: int
+    leader_epoch: int
+    start_offset: int
+    state_batches: tuple[StateBatch, ...]
+    delivery_complete_count: int = -1
+    unknown_tagged_fields: TaggedFields = ()
+
+
 # --- every record's key and value -------------------------------------------------------------
 
 #: The key of every record type with a known layout.
@@ -552,6 +609,8 @@ RecordKey = (
     | StreamsGroupTargetAssignmentMemberKey
     | StreamsGroupCurrentMemberAssignmentKey
     | StreamsGroupTopologyKey
+    | ShareSnapshotKey
+    | ShareUpdateKey
 )
 
 #: The keys of the records about one member: their ``member_id``.
@@ -591,4 +650,6 @@ RecordValue = (
     | StreamsGroupTargetAssignmentMemberValue
     | StreamsGroupCurrentMemberAssignmentValue
     | StreamsGroupTopologyValue
+    | ShareSnapshotValue
+    | ShareUpdateValue
 )

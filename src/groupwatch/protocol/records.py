@@ -1,8 +1,10 @@
-"""``__consumer_offsets`` records: key/value framing, dispatch by record type, tombstones, and
-the embedded consumer protocol of classic-group members.
+"""Coordinator records: key/value framing, dispatch by record type, tombstones, and the embedded
+consumer protocol of classic-group members.
 
 Framing (``CoordinatorRecordSerde``): ``key = int16 record_type + key struct (version 0)``,
-``value = null (tombstone) | int16 version + value struct``.
+``value = null (tombstone) | int16 version + value struct``.  Both coordinator topics frame their
+records this way, each with its own record types: ``__consumer_offsets`` (the group coordinator's)
+and ``__share_group_state`` (the share coordinator's); the record's topic picks the table.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from groupwatch.protocol.models import (
     RecordKey,
     RecordValue,
 )
-from groupwatch.protocol.specs import MEMBER_METADATA, RECORD_TYPES, RecordType
+from groupwatch.protocol.specs import (
+    MEMBER_METADATA,
+    RECORD_TYPES,
+    SHARE_STATE_RECORD_TYPES,
+    RecordType,
+    record_types_of,
+)
 from groupwatch.protocol.user_data import UserData, decode_user_data
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -64,7 +72,7 @@ class GroupMember:
 
 @dataclass(frozen=True)
 class DecodedRecord:
-    """One decoded ``__consumer_offsets`` record.  ``error`` is set when something failed; what
+    """One decoded coordinator record.  ``error`` is set when something failed; what
     decoded before the failure (the key, say) is kept."""
 
     record_type_id: int | None
@@ -97,8 +105,8 @@ def member_has(field_name: str, version: int) -> bool:
     return any(f.name == field_name and version in f.versions for f in MEMBER_METADATA.fields)
 
 
-def record_type(type_id: int) -> RecordType:
-    rt = RECORD_TYPES.get(type_id)
+def record_type(type_id: int, types: dict[int, RecordType] = RECORD_TYPES) -> RecordType:
+    rt = types.get(type_id)
     if rt is None:
         raise DecodeError(
             "unknown_record_type", f"record type {type_id} is not known", byte_offset=0
@@ -106,10 +114,12 @@ def record_type(type_id: int) -> RecordType:
     return rt
 
 
-def decode_key(data: bytes) -> tuple[RecordType, RecordKey | None]:
+def decode_key(
+    data: bytes, types: dict[int, RecordType] = RECORD_TYPES
+) -> tuple[RecordType, RecordKey | None]:
     """(record type, key) of key bytes; the key is ``None`` for types known by name only."""
     type_id, pos = w.read_int16(data, 0)
-    rt = record_type(type_id)
+    rt = record_type(type_id, types)
     if rt.key is None:
         return rt, None
     key, end = decode_body(rt.key, 0, data, pos)
@@ -176,8 +186,13 @@ def decode_record(
     partition: int | None = None,
     offset: int | None = None,
     timestamp: int | None = None,
+    types: dict[int, RecordType] | None = None,
 ) -> DecodedRecord:
-    """Decode one record.  Never raises: any failure is in ``DecodedRecord.error``."""
+    """Decode one record.  Never raises: any failure is in ``DecodedRecord.error``.
+
+    ``types`` is the record-type table; by default the one of ``topic`` (``__share_group_state``
+    has its own, every other topic is read as ``__consumer_offsets``)."""
+    table = record_types_of(topic) if types is None else types
     where: dict[str, Any] = {
         "topic": topic,
         "partition": partition,
@@ -185,7 +200,7 @@ def decode_record(
         "timestamp": timestamp,
     }
     try:
-        return _decode_record(key, value, where)
+        return _decode_record(key, value, where, table)
     except DecodeError as e:  # pragma: no cover - _decode_record catches its own
         return DecodedRecord(None, "unknown", error=e, **where)
     except Exception as exc:  # noqa: BLE001 - the streaming job must never die on one record
@@ -194,7 +209,9 @@ def decode_record(
         return DecodedRecord(None, "unknown", error=err, **where)
 
 
-def _decode_record(key: bytes | None, value: bytes | None, where: dict[str, Any]) -> DecodedRecord:
+def _decode_record(
+    key: bytes | None, value: bytes | None, where: dict[str, Any], types: dict[int, RecordType]
+) -> DecodedRecord:
     if key is None:
         return DecodedRecord(
             None,
@@ -204,10 +221,10 @@ def _decode_record(key: bytes | None, value: bytes | None, where: dict[str, Any]
             **where,
         )
     type_id = int.from_bytes(key[:2], "big", signed=True) if len(key) >= 2 else None
-    rt = RECORD_TYPES.get(type_id) if type_id is not None else None
+    rt = types.get(type_id) if type_id is not None else None
     name = rt.name if rt is not None else "unknown"
     try:
-        rt, k = decode_key(key)
+        rt, k = decode_key(key, types)
     except DecodeError as e:
         e.prefix_path("key")
         return DecodedRecord(type_id, name, error=e, tombstone=value is None, **where)
@@ -225,12 +242,22 @@ def _decode_record(key: bytes | None, value: bytes | None, where: dict[str, Any]
 # --- encoding -----------------------------------------------------------------------------------
 
 
+def _table_of(obj: object, side: str) -> dict[int, RecordType]:
+    # A model class belongs to one topic's table, so the object says which ids it means.
+    for rt in SHARE_STATE_RECORD_TYPES.values():
+        spec = rt.key if side == "key" else rt.value
+        if spec is not None and spec.struct.cls is type(obj):
+            return SHARE_STATE_RECORD_TYPES
+    return RECORD_TYPES
+
+
 def _type_of(obj: object, record_type_id: int | None, side: str) -> RecordType:
+    types = _table_of(obj, side)
     if record_type_id is not None:
-        return record_type(record_type_id)
+        return record_type(record_type_id, types)
     matches = [
         rt
-        for rt in RECORD_TYPES.values()
+        for rt in types.values()
         if (spec := rt.key if side == "key" else rt.value) is not None
         and spec.struct.cls is type(obj)
     ]

@@ -528,12 +528,75 @@ STREAMS_GROUP_TOPOLOGY_VALUE = _value(
     ),
 )
 
+# --- __share_group_state (the share coordinator's topic; keys never flexible) -----------------
+
+
+def _share_key(kafka_name: str, cls: type) -> MessageSpec:
+    return message(
+        kafka_name,
+        "0",
+        "none",
+        struct(
+            kafka_name,
+            cls,
+            field("group_id", STRING),
+            field("topic_id", UUID),
+            field("partition", INT32),
+        ),
+    )
+
+
+_STATE_BATCHES = ArrayOf(
+    struct(
+        "StateBatch",
+        m.StateBatch,
+        field("first_offset", INT64),
+        field("last_offset", INT64),
+        field("delivery_state", INT8),  # 0 available, 2 acknowledged, 4 archived
+        field("delivery_count", INT16),
+    )
+)
+# KIP-1226, written by 4.2+: the offsets at or past the SPSO whose delivery is complete.
+_DELIVERY_COMPLETE_COUNT = field("delivery_complete_count", INT32, default=-1, tag=0)
+
+SHARE_SNAPSHOT_KEY = _share_key("ShareSnapshotKey", m.ShareSnapshotKey)
+SHARE_SNAPSHOT_VALUE = _value(
+    "ShareSnapshotValue",
+    struct(
+        "ShareSnapshotValue",
+        m.ShareSnapshotValue,
+        field("snapshot_epoch", INT32),
+        field("state_epoch", INT32),
+        field("leader_epoch", INT32),
+        field("start_offset", INT64),
+        _DELIVERY_COMPLETE_COUNT,
+        field("create_timestamp", INT64),
+        field("write_timestamp", INT64),
+        field("state_batches", _STATE_BATCHES),
+    ),
+)
+SHARE_UPDATE_KEY = _share_key("ShareUpdateKey", m.ShareUpdateKey)
+SHARE_UPDATE_VALUE = _value(
+    "ShareUpdateValue",
+    struct(
+        "ShareUpdateValue",
+        m.ShareUpdateValue,
+        field("snapshot_epoch", INT32),
+        field("leader_epoch", INT32),
+        field("start_offset", INT64),
+        _DELIVERY_COMPLETE_COUNT,
+        field("state_batches", _STATE_BATCHES),
+    ),
+)
+
 # --- the record-type table ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
 class RecordType:
-    """One ``__consumer_offsets`` record type: the int16 at the start of the key."""
+    """One record type of a coordinator topic: the int16 at the start of the key.  Ids are per
+    topic: 0 and 1 are offset commits in ``__consumer_offsets`` but share-partition snapshots and
+    updates in ``__share_group_state``."""
 
     id: int
     name: str  # snake_case, as the CLI prints it
@@ -767,3 +830,24 @@ def _group_first(rt: RecordType) -> bool:
 GROUP_KEYED_TYPES: tuple[int, ...] = tuple(
     rt.id for rt in RECORD_TYPES.values() if _group_first(rt)
 )
+
+
+# --- __share_group_state's record types -----------------------------------------------------------
+
+#: The share coordinator's topic (KIP-932): where a share group's progress lives.
+SHARE_STATE_TOPIC = "__share_group_state"
+
+#: ``ShareCoordinatorRecordSerde``'s record types, by the int16 at the start of the key.
+SHARE_STATE_RECORD_TYPES: dict[int, RecordType] = {
+    rt.id: rt
+    for rt in (
+        RecordType(0, "share_snapshot", "ShareSnapshot", SHARE_SNAPSHOT_KEY, SHARE_SNAPSHOT_VALUE),
+        RecordType(1, "share_update", "ShareUpdate", SHARE_UPDATE_KEY, SHARE_UPDATE_VALUE),
+    )
+}
+
+
+def record_types_of(topic: str | None) -> dict[int, RecordType]:
+    """The record-type table of ``topic``: the share coordinator's for ``__share_group_state``,
+    the group coordinator's for any other topic (and for records whose topic is not known)."""
+    return SHARE_STATE_RECORD_TYPES if topic == SHARE_STATE_TOPIC else RECORD_TYPES

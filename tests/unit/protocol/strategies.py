@@ -64,6 +64,10 @@ def _field(f: FieldSpec, version: int) -> st.SearchStrategy[Any]:
         # ... and a tagged struct whose fields are all defaults counts as unset too.
         blank = f.type.cls(**{g.name: g.default for g in f.type.fields})
         s = s.filter(lambda v: v != blank)
+    if f.tag is not None and f.default is not None and version not in f.nullable:
+        # A tagged field with a default (-1 for a share state's delivery-complete count): unset
+        # or a value.
+        return st.just(f.default) | s
     if f.tag is not None and f.default is not None:
         # A nullable tagged field with a non-null default: unset, a written null, or a value.
         return st.just(f.default) | st.none() | s

@@ -16,7 +16,7 @@ from groupwatch.protocol import decode_record, encode_key, encode_value, to_json
 from groupwatch.protocol import models as m
 from groupwatch.protocol.codec import UNKNOWN_TAGS
 from groupwatch.protocol.schema import ArrayOf, MessageSpec, StructSpec
-from groupwatch.protocol.specs import RECORD_TYPES
+from groupwatch.protocol.specs import RECORD_TYPES, SHARE_STATE_RECORD_TYPES
 from tests.vectors import build, captured
 
 VECTORS = build.stored()
@@ -58,8 +58,9 @@ def test_every_struct_of_every_record_has_a_model(
 
 
 def test_the_record_unions_name_every_key_and_value_model() -> None:
-    keys = {rt.key.struct.cls for rt in RECORD_TYPES.values() if rt.key is not None}
-    values = {rt.value.struct.cls for rt in RECORD_TYPES.values() if rt.value is not None}
+    every = [*RECORD_TYPES.values(), *SHARE_STATE_RECORD_TYPES.values()]
+    keys = {rt.key.struct.cls for rt in every if rt.key is not None}
+    values = {rt.value.struct.cls for rt in every if rt.value is not None}
     assert set(typing.get_args(m.RecordKey)) == keys
     assert set(typing.get_args(m.RecordValue)) == values
     member_keys = {

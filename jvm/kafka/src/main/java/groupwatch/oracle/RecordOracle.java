@@ -33,9 +33,11 @@ import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.protocol.types.Schema;
 import org.apache.kafka.common.protocol.types.Struct;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorRecordSerde;
 import org.apache.kafka.coordinator.group.GroupCoordinatorRecordSerde;
 import org.apache.kafka.coordinator.group.generated.CoordinatorRecordJsonConverters;
 import org.apache.kafka.coordinator.group.generated.CoordinatorRecordType;
+import org.apache.kafka.coordinator.share.ShareCoordinatorRecordSerde;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
 
 /**
@@ -48,11 +50,48 @@ import org.apache.kafka.server.common.ApiMessageAndVersion;
  * <p>Ops: record, subscription, assignment, sticky, coop (encode); decode_record,
  * decode_subscription, decode_assignment, decode_sticky, decode_coop (decode); schemas (the wire
  * layout of every record key and value version, from the generated classes' {@code SCHEMAS}).
+ *
+ * <p>A request with {@code "serde": "share"} is about {@code __share_group_state}: the share
+ * coordinator's serde and record types (whose ids 0 and 1 mean snapshot and update there).
  */
 public final class RecordOracle {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HexFormat HEX = HexFormat.of();
     private static final GroupCoordinatorRecordSerde SERDE = new GroupCoordinatorRecordSerde();
+    private static final ShareCoordinatorRecordSerde SHARE_SERDE = new ShareCoordinatorRecordSerde();
+
+    private static boolean share(JsonNode req) {
+        JsonNode s = req.get("serde");
+        return s != null && "share".equals(s.asText());
+    }
+
+    private static CoordinatorRecordSerde serde(JsonNode req) {
+        return share(req) ? SHARE_SERDE : SERDE;
+    }
+
+    private static ApiMessage readKey(JsonNode req, JsonNode json, short type) {
+        return share(req)
+            ? org.apache.kafka.coordinator.share.generated.CoordinatorRecordJsonConverters.readRecordKeyFromJson(json, type)
+            : CoordinatorRecordJsonConverters.readRecordKeyFromJson(json, type);
+    }
+
+    private static ApiMessage readValue(JsonNode req, JsonNode json, short type, short version) {
+        return share(req)
+            ? org.apache.kafka.coordinator.share.generated.CoordinatorRecordJsonConverters.readRecordValueFromJson(json, type, version)
+            : CoordinatorRecordJsonConverters.readRecordValueFromJson(json, type, version);
+    }
+
+    private static JsonNode keyJson(JsonNode req, ApiMessage key) {
+        return share(req)
+            ? org.apache.kafka.coordinator.share.generated.CoordinatorRecordJsonConverters.writeRecordKeyAsJson(key)
+            : CoordinatorRecordJsonConverters.writeRecordKeyAsJson(key);
+    }
+
+    private static JsonNode valueJson(JsonNode req, ApiMessage value, short version) {
+        return share(req)
+            ? org.apache.kafka.coordinator.share.generated.CoordinatorRecordJsonConverters.writeRecordValueAsJson(value, version)
+            : CoordinatorRecordJsonConverters.writeRecordValueAsJson(value, version);
+    }
 
     private RecordOracle() {}
 
@@ -98,19 +137,19 @@ public final class RecordOracle {
 
     private static ObjectNode encodeRecord(JsonNode req) {
         short type = (short) req.get("type").asInt();
-        ApiMessage key = CoordinatorRecordJsonConverters.readRecordKeyFromJson(req.get("key"), type);
+        ApiMessage key = readKey(req, req.get("key"), type);
         JsonNode value = req.get("value");
         CoordinatorRecord record;
         if (value == null || value.isNull()) {
             record = CoordinatorRecord.tombstone(key);
         } else {
             short version = (short) req.get("version").asInt();
-            ApiMessage v = CoordinatorRecordJsonConverters.readRecordValueFromJson(value, type, version);
+            ApiMessage v = readValue(req, value, type, version);
             record = CoordinatorRecord.record(key, new ApiMessageAndVersion(v, version));
         }
         ObjectNode out = JSON.createObjectNode();
-        out.put("key_hex", HEX.formatHex(SERDE.serializeKey(record)));
-        byte[] valueBytes = SERDE.serializeValue(record);
+        out.put("key_hex", HEX.formatHex(serde(req).serializeKey(record)));
+        byte[] valueBytes = serde(req).serializeValue(record);
         if (valueBytes == null) out.putNull("value_hex");
         else out.put("value_hex", HEX.formatHex(valueBytes));
         return out;
@@ -119,10 +158,10 @@ public final class RecordOracle {
     private static ObjectNode decodeRecord(JsonNode req) {
         ByteBuffer key = ByteBuffer.wrap(bytes(req.get("key_hex")));
         byte[] valueBytes = bytesOrNullArray(req.get("value_hex"));
-        CoordinatorRecord record = SERDE.deserialize(key, valueBytes == null ? null : ByteBuffer.wrap(valueBytes));
+        CoordinatorRecord record = serde(req).deserialize(key, valueBytes == null ? null : ByteBuffer.wrap(valueBytes));
         ObjectNode out = JSON.createObjectNode();
-        out.set("key", CoordinatorRecordJsonConverters.writeRecordKeyAsJson(record.key()));
-        out.put("key_hex", HEX.formatHex(SERDE.serializeKey(record)));
+        out.set("key", keyJson(req, record.key()));
+        out.put("key_hex", HEX.formatHex(serde(req).serializeKey(record)));
         if (record.value() == null) {
             out.putNull("version");
             out.putNull("value");
@@ -130,8 +169,8 @@ public final class RecordOracle {
         } else {
             short version = record.value().version();
             out.put("version", version);
-            out.set("value", CoordinatorRecordJsonConverters.writeRecordValueAsJson(record.value().message(), version));
-            out.put("value_hex", HEX.formatHex(SERDE.serializeValue(record)));
+            out.set("value", valueJson(req, record.value().message(), version));
+            out.put("value_hex", HEX.formatHex(serde(req).serializeValue(record)));
         }
         return out;
     }
@@ -143,6 +182,16 @@ public final class RecordOracle {
     private static ObjectNode schemas() throws Exception {
         ObjectNode out = JSON.createObjectNode();
         ObjectNode types = out.putObject("record_types");
+        ObjectNode shareTypes = out.putObject("share_state_record_types");
+        for (var t : org.apache.kafka.coordinator.share.generated.CoordinatorRecordType.values()) {
+            ObjectNode o = shareTypes.putObject(Short.toString(t.id()));
+            o.put("name", t.toString());
+            o.set("key", layout(schemaOf(t.newRecordKey().getClass(), (short) 0)));
+            ObjectNode values = o.putObject("values");
+            for (short v = t.lowestSupportedVersion(); v <= t.highestSupportedVersion(); v++) {
+                values.set(Short.toString(v), layout(schemaOf(t.newRecordValue().getClass(), v)));
+            }
+        }
         for (CoordinatorRecordType t : CoordinatorRecordType.values()) {
             ObjectNode o = types.putObject(Short.toString(t.id()));
             o.put("name", t.toString());
