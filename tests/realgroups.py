@@ -15,13 +15,18 @@ from groupwatch import config
 
 def dump_consumer_offsets(bootstrap: str) -> list[dict[str, Any]]:
     """Every record of ``__consumer_offsets`` as a ``groupwatch decode`` input line."""
+    return dump_topic(bootstrap, "__consumer_offsets")
+
+
+def dump_topic(bootstrap: str, topic: str) -> list[dict[str, Any]]:
+    """Every record of ``topic`` (an internal one: ``__consumer_offsets``,
+    ``__share_group_state``) as a ``groupwatch decode`` input line."""
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap, exclude_internal_topics=False, enable_auto_commit=False
     )
     try:
         parts = [
-            TopicPartition("__consumer_offsets", p)
-            for p in sorted(consumer.partitions_for_topic("__consumer_offsets") or ())
+            TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())
         ]
         consumer.assign(parts)
         consumer.seek_to_beginning(*parts)
@@ -29,7 +34,7 @@ def dump_consumer_offsets(bootstrap: str) -> list[dict[str, Any]]:
         lines: list[dict[str, Any]] = []
         deadline = time.monotonic() + 60
         while any(consumer.position(tp) < end[tp] for tp in parts):
-            assert time.monotonic() < deadline, "could not read __consumer_offsets to its end"
+            assert time.monotonic() < deadline, f"could not read {topic} to its end"
             for tp, records in consumer.poll(timeout_ms=500).items():
                 for r in records:
                     lines.append(

@@ -1,0 +1,206 @@
+package groupwatch.share;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * A real share group (KIP-932) on a real broker, for the {@code __share_group_state} tests: one
+ * {@link KafkaShareConsumer} in explicit acknowledgement mode accepts every record but one, which
+ * it releases each time it is delivered until the broker archives it (its delivery attempts run
+ * out); then more records arrive while nobody consumes; then a second consumer drains the topic.
+ *
+ * <p>Args: {@code BOOTSTRAP GROUP TOPIC PARTITIONS RECORDS_PER_PARTITION POISON_OFFSET}. The
+ * poison record is {@code POISON_OFFSET} of partition 0. Output, one JSON line each: {@code
+ * topic} (its id), {@code delivery} (every record the consumer got: partition, offset, delivery
+ * count, what it answered), and at each {@code step} what Kafka's Admin says of the group
+ * ({@code listShareGroupOffsets}: start offset and lag per partition), the topic's end offsets
+ * and the end offsets of {@code __share_group_state}, so a reader of that topic can replay it up
+ * to the moment of each step.
+ */
+public final class ShareStateRun {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String STATE_TOPIC = "__share_group_state";
+
+    private ShareStateRun() {}
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0];
+        String group = args[1];
+        String topic = args[2];
+        int partitions = Integer.parseInt(args[3]);
+        int perPartition = Integer.parseInt(args[4]);
+        long poison = Long.parseLong(args[5]);
+        try (Admin admin = admin(bootstrap)) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            // A new share group starts at the latest offset; this one reads from the first.
+            ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
+            admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(
+                new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
+                .all().get(30, TimeUnit.SECONDS);
+            TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
+            ObjectNode t = JSON.createObjectNode();
+            t.put("event", "topic");
+            t.put("topic_id", d.topicId().toString());
+            say(t);
+
+            produce(bootstrap, topic, partitions, perPartition);
+            int expectedAccepted = partitions * perPartition - 1;
+            consume(bootstrap, group, topic, "first", poison, expectedAccepted, true);
+            step(admin, group, topic, partitions, "consumed");
+
+            produce(bootstrap, topic, partitions, perPartition); // nobody is consuming now
+            step(admin, group, topic, partitions, "produced");
+
+            consume(bootstrap, group, topic, "second", -1, partitions * perPartition, false);
+            step(admin, group, topic, partitions, "drained");
+        }
+        System.out.flush();
+        System.exit(0); // the share consumer leaves non-daemon threads behind
+    }
+
+    static Admin admin(String bootstrap) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        return Admin.create(p);
+    }
+
+    static void produce(String bootstrap, String topic, int partitions, int perPartition) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            for (int i = 0; i < perPartition; i++) {
+                for (int part = 0; part < partitions; part++) {
+                    producer.send(new ProducerRecord<>(topic, part, null, ("r" + i).getBytes())).get();
+                }
+            }
+        }
+    }
+
+    /**
+     * Polls until {@code accepted} records were accepted and the poison record (if any) stopped
+     * coming back, acknowledging each one explicitly and committing after every poll.
+     */
+    static void consume(String bootstrap, String group, String topic, String name, long poison,
+            int accepted, boolean waitForArchive) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, group + "-" + name);
+        p.put(ConsumerConfig.SHARE_ACKNOWLEDGEMENT_MODE_CONFIG, "explicit");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p)) {
+            c.subscribe(List.of(topic));
+            int done = 0;
+            long quietSince = -1;
+            long deadline = System.currentTimeMillis() + 90_000;
+            while (System.currentTimeMillis() < deadline) {
+                int got = 0;
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(300))) {
+                    got++;
+                    boolean isPoison = r.partition() == 0 && r.offset() == poison;
+                    AcknowledgeType answer = isPoison ? AcknowledgeType.RELEASE : AcknowledgeType.ACCEPT;
+                    c.acknowledge(r, answer);
+                    if (!isPoison) done++;
+                    ObjectNode o = JSON.createObjectNode();
+                    o.put("event", "delivery");
+                    o.put("consumer", name);
+                    o.put("partition", r.partition());
+                    o.put("offset", r.offset());
+                    o.put("delivery_count", r.deliveryCount().orElse((short) -1));
+                    o.put("answer", answer.toString());
+                    say(o);
+                }
+                c.commitSync();
+                if (done >= accepted) {
+                    if (!waitForArchive) break;
+                    // Released records come straight back; a quiet second means it is archived.
+                    if (got > 0) quietSince = -1;
+                    else if (quietSince < 0) quietSince = System.currentTimeMillis();
+                    else if (System.currentTimeMillis() - quietSince > 1500) break;
+                }
+            }
+            if (done < accepted) throw new IllegalStateException(name + " accepted " + done + " of " + accepted);
+        }
+    }
+
+    static void step(Admin admin, String group, String topic, int partitions, String name) throws Exception {
+        List<TopicPartition> tps = new ArrayList<>();
+        for (int i = 0; i < partitions; i++) tps.add(new TopicPartition(topic, i));
+        Map<TopicPartition, SharePartitionOffsetInfo> info = admin
+            .listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec().topicPartitions(tps)))
+            .partitionsToOffsetInfo(group).get(30, TimeUnit.SECONDS);
+        ObjectNode o = JSON.createObjectNode();
+        o.put("event", "step");
+        o.put("step", name);
+        ArrayNode rows = o.putArray("admin");
+        for (TopicPartition tp : tps) {
+            SharePartitionOffsetInfo i = info.get(tp);
+            ObjectNode row = rows.addObject();
+            row.put("partition", tp.partition());
+            if (i == null) continue;
+            row.put("start_offset", i.startOffset());
+            row.put("lag", i.lag().orElse(null));
+            row.put("leader_epoch", i.leaderEpoch().orElse(null));
+        }
+        o.set("end_offsets", endOffsets(admin, tps));
+        int stateParts = admin.describeTopics(List.of(STATE_TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS)
+            .get(STATE_TOPIC).partitions().size();
+        List<TopicPartition> state = new ArrayList<>();
+        for (int i = 0; i < stateParts; i++) state.add(new TopicPartition(STATE_TOPIC, i));
+        o.set("state_end_offsets", endOffsets(admin, state));
+        say(o);
+    }
+
+    static ObjectNode endOffsets(Admin admin, Collection<TopicPartition> tps) throws Exception {
+        Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
+        tps.forEach(tp -> ask.put(tp, OffsetSpec.latest()));
+        var got = admin.listOffsets(ask).all().get(30, TimeUnit.SECONDS);
+        Map<Integer, Long> sorted = new TreeMap<>();
+        got.forEach((tp, r) -> sorted.put(tp.partition(), r.offset()));
+        ObjectNode out = JSON.createObjectNode();
+        sorted.forEach((part, off) -> out.put(Integer.toString(part), off));
+        return out;
+    }
+
+    static void say(ObjectNode o) {
+        try {
+            System.out.println(JSON.writeValueAsString(o));
+            System.out.flush();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

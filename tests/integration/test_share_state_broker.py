@@ -1,0 +1,124 @@
+"""What a real broker writes to ``__share_group_state``, read back and replayed.
+
+A real share group (Kafka's Java ``KafkaShareConsumer``, explicit acknowledgement) on the
+project's 4.3.1 broker: one consumer accepts every record of two partitions but one, which it
+releases at each delivery until the broker archives it; more records arrive while nobody
+consumes; a second consumer drains the topic (``groupwatch.share.ShareStateRun``).  Then every
+record of ``__share_group_state`` is read, decoded (none may fail) and replayed up to the moment
+of each step, where the state must say what the consumers did and what Kafka's Admin
+(``listShareGroupOffsets``) said: the same start offset, the same lag.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from groupwatch.detect.share import ARCHIVED, ShareStateBook
+from groupwatch.protocol import decode_record
+from groupwatch.protocol.jsonview import kafka_uuid
+from groupwatch.protocol.specs import SHARE_STATE_TOPIC
+from tests.jvm import run_java
+from tests.realgroups import dump_topic
+
+pytestmark = [pytest.mark.broker, pytest.mark.oracle]
+
+GROUP = "share-state-orders"
+TOPIC = "share-state-orders"
+PARTITIONS = 2
+PER_PARTITION = 10
+POISON = 3  # of partition 0
+
+
+@pytest.fixture(scope="module")
+def run(broker: str) -> dict[str, Any]:
+    out = run_java(
+        "groupwatch.share.ShareStateRun",
+        broker,
+        GROUP,
+        TOPIC,
+        str(PARTITIONS),
+        str(PER_PARTITION),
+        str(POISON),
+        timeout=240,
+    )
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return {
+        "topic_id": next(e["topic_id"] for e in events if e["event"] == "topic"),
+        "deliveries": [e for e in events if e["event"] == "delivery"],
+        "steps": {e["step"]: e for e in events if e["event"] == "step"},
+        "dump": dump_topic(broker, SHARE_STATE_TOPIC),
+    }
+
+
+def _decoded(line: dict[str, Any]) -> Any:
+    return decode_record(
+        base64.b64decode(line["key"]),
+        None if line["value"] is None else base64.b64decode(line["value"]),
+        topic=line["topic"],
+        partition=line["partition"],
+        offset=line["offset"],
+        timestamp=line["timestamp"],
+    )
+
+
+def _book_at(run: dict[str, Any], step: str) -> ShareStateBook:
+    """The states as of the step: the records the state topic held when Admin answered."""
+    ends = run["steps"][step]["state_end_offsets"]
+    book = ShareStateBook()
+    for line in run["dump"]:
+        if line["offset"] < ends[str(line["partition"])]:
+            book.add(_decoded(line))
+    assert book.undecodable == 0
+    return book
+
+
+def test_every_record_the_broker_wrote_decodes(run: dict[str, Any]) -> None:
+    records = [_decoded(line) for line in run["dump"]]
+    ours = [r for r in records if r.group == GROUP]
+    assert ours, "the broker wrote no share state for the group"
+    assert [r.error for r in records if r.error is not None] == []
+    assert {r.record_type for r in ours} >= {"share_snapshot", "share_update"}
+    assert {(kafka_uuid(r.key.topic_id), r.key.partition) for r in ours} == {
+        (run["topic_id"], p) for p in range(PARTITIONS)
+    }
+    # Kafka 4.3 writes the 4.2+ delivery-complete count in every update.
+    assert all(
+        r.value.delivery_complete_count >= 0 for r in ours if r.record_type == "share_update"
+    )
+
+
+@pytest.mark.parametrize("step", ["consumed", "produced", "drained"])
+def test_start_offset_and_lag_equal_admins_at_each_step(run: dict[str, Any], step: str) -> None:
+    book = _book_at(run, step)
+    states = {s.key.partition: s for s in book.of_group(GROUP)}
+    assert set(states) == set(range(PARTITIONS))
+    at = run["steps"][step]
+    for row in at["admin"]:
+        s = states[row["partition"]]
+        end = at["end_offsets"][str(row["partition"])]
+        assert s.key.topic_id == run["topic_id"]
+        assert (s.start_offset, s.lag(end)) == (row["start_offset"], row["lag"]), (step, row, s)
+        assert s.leader_epoch == row["leader_epoch"]
+
+
+def test_the_poison_record_is_archived_with_the_deliveries_the_consumer_saw(
+    run: dict[str, Any],
+) -> None:
+    poison = [d for d in run["deliveries"] if (d["partition"], d["offset"]) == (0, POISON)]
+    # The broker's default limit (group.share.delivery.count.limit) is five deliveries.
+    assert [d["answer"] for d in poison] == ["release"] * 5
+    assert [d["delivery_count"] for d in poison] == list(range(1, len(poison) + 1))
+    consumed = {s.key.partition: s for s in _book_at(run, "consumed").of_group(GROUP)}
+    p0 = consumed[0]
+    assert p0.archived_ranges == ((POISON, POISON),)
+    assert [b.delivery_count for b in p0.batches if b.state == ARCHIVED] == [len(poison)]
+    assert p0.max_delivery_count == len(poison)
+    assert p0.in_flight_records == 0
+    assert consumed[1].archived_ranges == () and consumed[1].max_delivery_count == 1
+    # Drained past it: the SPSO moved beyond the archived record, which leaves the state.
+    drained = {s.key.partition: s for s in _book_at(run, "drained").of_group(GROUP)}
+    assert drained[0].start_offset > POISON and drained[0].archived_ranges == ()
