@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from groupwatch.detect.share import ARCHIVED, ShareStateBook
+from groupwatch.detect.share.state import ARCHIVED, ShareStateBook
 from groupwatch.protocol import decode_record
 from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch.protocol.specs import SHARE_STATE_TOPIC

@@ -1,5 +1,5 @@
 """``groupwatch analyze [FILE|-] [--partitions FILE.json] [--bootstrap-server HOST:PORT]
-[--lag FILE]``.
+[--lag FILE] [--topic NAME] [--share-state FILE]``.
 
 Reads JSON lines -- raw records as ``groupwatch decode`` reads them, or its output lines --
 in order, and writes one JSON line per finding.  Exits 0 even on bad input; a summary line per
@@ -8,6 +8,11 @@ layer up, by :mod:`groupwatch.analyze_command`, which hands :func:`run` the job'
 With ``--bootstrap-server`` the input's groups' lag is judged after the input against the
 brokers' offsets (``docs/lag.md``): its findings go with the others, its ``partition_lag``
 rows to ``--lag FILE``.
+
+Records of ``__share_group_state`` (raw lines whose topic says so, or ``--topic
+__share_group_state`` for a dump whose lines name none; decoded ``share_snapshot`` and
+``share_update`` lines) are folded into each share partition's state; ``--share-state FILE``
+writes it, one JSON line per share partition.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from groupwatch.detect.catalogue import SEVERITIES
 from groupwatch.detect.config import DetectorConfig
+from groupwatch.detect.decoded import is_raw
 from groupwatch.detect.engine import Analyzer
 from groupwatch.detect.findings import Finding, Source
 from groupwatch.detect.lag.judge import LagRules
@@ -65,6 +71,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="with --bootstrap-server: write the partition_lag rows (JSON lines) to FILE",
     )
+    parser.add_argument(
+        "--topic",
+        metavar="NAME",
+        help="the topic of raw input lines that name none (default: __consumer_offsets); "
+        "__share_group_state reads the share coordinator's records",
+    )
+    parser.add_argument(
+        "--share-state",
+        metavar="FILE",
+        help="write each share partition's state from the input's __share_group_state records "
+        "(JSON lines) to FILE",
+    )
 
 
 def _bad_line(number: int, reason: str) -> Finding:
@@ -97,9 +115,11 @@ def analyze_stream(
     config: DetectorConfig,
     analyzer: Analyzer | None = None,
     lag: InputLag | None = None,
+    topic: str | None = None,
 ) -> Counter[str]:
     """The command's loop: findings to ``out``, returns the count per severity; ``lag`` is
-    fed the committed offsets and owners of the input."""
+    fed the committed offsets and owners of the input; ``topic`` is the topic of raw lines that
+    name none."""
     analyzer = analyzer or Analyzer(config)
     counts: Counter[str] = Counter()
     for number, line in _lines(stream):
@@ -107,6 +127,8 @@ def analyze_stream(
         if isinstance(line, str):
             findings = [_bad_line(number, line)]
         else:
+            if topic is not None and line.get("topic") is None and is_raw(line):
+                line = {**line, "topic": topic}
             try:
                 findings = _feed(analyzer, line, lag)
             except Exception as exc:  # noqa: BLE001 - bad input must never stop the command
@@ -190,6 +212,24 @@ def _lag_at_brokers(
     )
 
 
+def _share_states(analyzer: Analyzer, to: str | None) -> None:
+    """Say how many share partitions the input's share state records left; write them to
+    ``to``."""
+    if analyzer.share_states_seen == 0:
+        return
+    states = list(analyzer.share_states)
+    archived = sum(1 for s in states if s.archived_records)
+    print(
+        f"groupwatch analyze: share state: {len(states)} share partition(s), "
+        f"{archived} with archived records",
+        file=sys.stderr,
+    )
+    if to:
+        with open(to, "w", encoding="utf-8") as fh:
+            for s in states:
+                fh.write(json.dumps(s.to_row(), ensure_ascii=False) + "\n")
+
+
 def _write(findings: Iterable[Finding], out: IO[str], counts: Counter[str]) -> None:
     for f in findings:
         counts[f.severity] += 1
@@ -260,10 +300,13 @@ def run(
 
         lag = InputLag()
     try:
-        by_severity = analyze_stream(stream, sys.stdout, config, analyzer, lag)
+        by_severity = analyze_stream(
+            stream, sys.stdout, config, analyzer, lag, getattr(args, "topic", None)
+        )
     finally:
         if stream is not sys.stdin:
             stream.close()
+    _share_states(analyzer, getattr(args, "share_state", None))
     if args.bootstrap_server:
         _look_at_brokers(analyzer, str(args.bootstrap_server), by_severity)
     if lag is not None:

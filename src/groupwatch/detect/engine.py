@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.confirm import Pending
-from groupwatch.detect.decoded import event_from_decoded, is_raw, record_from_raw
+from groupwatch.detect.decoded import event_from_decoded, is_raw, record_from_raw, source_of
+from groupwatch.detect.errors import ContractError
 from groupwatch.detect.events import event_from_record
 from groupwatch.detect.findings import Finding, Source
 from groupwatch.detect.model import (
@@ -24,12 +25,15 @@ from groupwatch.detect.model import (
     MemberState,
     OffsetCommit,
     Tick,
+    UndecodableRecord,
 )
 from groupwatch.detect.modern.model import ModernRecord
+from groupwatch.detect.share.names import SHARE_STATE_RECORD_NAMES, SHARE_STATE_TOPIC
 from groupwatch.detect.state import GroupState, step
 
 if TYPE_CHECKING:
     from groupwatch.detect.modern import ModernState
+    from groupwatch.detect.share.state import ShareStateBook, ShareStateRecord
     from groupwatch.protocol import DecodedRecord
 
 
@@ -88,6 +92,8 @@ class Analyzer:
         self._due: dict[str, tuple[int, int | None]] = {}
         #: Stream time per ``__consumer_offsets`` partition (``None``: records without one).
         self.clocks: dict[int | None, int] = {}
+        #: Each share partition's state, from ``__share_group_state`` (made at its first record).
+        self._share: ShareStateBook | None = None
         for group, state in (states or {}).items():
             self._store(group, state)
 
@@ -135,6 +141,10 @@ class Analyzer:
         """One JSON line: a raw record (decoded here) or a ``groupwatch decode`` output line."""
         if is_raw(line):
             return self.feed_record(record_from_raw(line))
+        if line.get("record_type") in SHARE_STATE_RECORD_NAMES or (
+            line.get("topic") == SHARE_STATE_TOPIC
+        ):
+            return self._share_line(line)
         event = event_from_decoded(line)
         if event is not None:
             return self.feed_event(event)
@@ -152,6 +162,8 @@ class Analyzer:
     def apply(self, record: DecodedRecord, group: str | None = None) -> Applied:
         """One decoded record, and what the engine took it as (``group`` as
         :func:`~groupwatch.detect.events.event_from_record` takes it)."""
+        if record.topic == SHARE_STATE_TOPIC:
+            return Applied(tuple(self._share_record(record)))
         event = event_from_record(record, group)
         if event is None:
             return Applied(tuple(self._idle(record.timestamp, record.partition)))
@@ -164,6 +176,62 @@ class Analyzer:
             assert modern is not None
             return Applied(findings, modern=AppliedModern(event, modern))
         return Applied(findings)
+
+    # --- __share_group_state ---------------------------------------------------------------
+    # Its records tell no stream time: their partitions and clocks are another topic's.
+
+    @property
+    def share_states_seen(self) -> int:
+        """How many share partitions ``__share_group_state`` records have shown (without
+        making the book)."""
+        return 0 if self._share is None else len(self._share.partitions)
+
+    @property
+    def share_states(self) -> ShareStateBook:
+        """Every share partition's state the input's ``__share_group_state`` records left."""
+        if self._share is None:
+            from groupwatch.detect.share.state import ShareStateBook
+
+            self._share = ShareStateBook()
+        return self._share
+
+    def _share_record(self, record: DecodedRecord) -> list[Finding]:
+        from groupwatch.detect.share.state import from_decoded
+
+        rec = from_decoded(record)
+        if rec is None:
+            # Bad bytes: a decode-error finding like any other record's.
+            event = event_from_record(record)
+            return self._step(event) if isinstance(event, UndecodableRecord) else []
+        return self._share_apply(rec)
+
+    def _share_line(self, line: Mapping[str, Any]) -> list[Finding]:
+        from groupwatch.detect.share.state import from_line
+
+        if line.get("error") is None:
+            try:
+                return self._share_apply(from_line(line))
+            except ContractError as exc:
+                source = source_of(line)
+                key = line.get("key")
+                group = key.get("group_id") if isinstance(key, Mapping) else None
+                return self._step(
+                    UndecodableRecord(
+                        group if isinstance(group, str) else "",
+                        "contract",
+                        str(exc),
+                        None,
+                        None,
+                        source,
+                        source.timestamp,
+                    )
+                )
+        event = event_from_decoded(line)
+        return self._step(event) if isinstance(event, UndecodableRecord) else []
+
+    def _share_apply(self, rec: ShareStateRecord) -> list[Finding]:
+        self.share_states.add(rec)
+        return []
 
     def _idle(self, when: int | None, partition: int | None) -> list[Finding]:
         # Records the engine has no use for (offset-commit tombstones, say) still tell the time.

@@ -3,6 +3,11 @@
 Input line: ``{"key": <base64>, "value": <base64 or null>, "topic"?, "partition"?, "offset"?,
 "timestamp"?}``.  Exactly one output line per input line, in order, and exit status 0 even for
 bad records: a line that is not JSON, or has bad base64, still yields a line, with its error.
+
+The record's topic picks its record types: ``__share_group_state`` has its own (its ids 0 and 1
+are share-partition snapshots and updates), every other topic is read as ``__consumer_offsets``.
+``--topic NAME`` names the topic of lines that do not carry one (a dump of
+``__share_group_state`` made without it, say); a line's own topic always wins.
 """
 
 from __future__ import annotations
@@ -26,14 +31,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file", nargs="?", default="-", help="JSON-lines file of records (default: standard input)"
     )
+    add_topic_argument(parser)
+
+
+def add_topic_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--topic",
+        metavar="NAME",
+        help="the topic of input lines that name none (default: __consumer_offsets); "
+        "__share_group_state reads the share coordinator's records",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    topic = getattr(args, "topic", None)
     if args.file == "-":
-        _write(decode_lines(sys.stdin), sys.stdout)
+        _write(decode_lines(sys.stdin, topic), sys.stdout)
     else:
         with open(args.file, encoding="utf-8") as f:
-            _write(decode_lines(f), sys.stdout)
+            _write(decode_lines(f, topic), sys.stdout)
     return 0
 
 
@@ -44,9 +60,9 @@ def _write(lines: Iterable[str], out: IO[str]) -> None:
     out.flush()
 
 
-def decode_lines(lines: Iterable[str]) -> Iterator[str]:
+def decode_lines(lines: Iterable[str], topic: str | None = None) -> Iterator[str]:
     for line in lines:
-        yield json.dumps(decode_line(line), separators=(",", ":"))
+        yield json.dumps(decode_line(line, topic), separators=(",", ":"))
 
 
 def _bad_line(kind: str, message: str, context: dict[str, Any]) -> dict[str, Any]:
@@ -79,8 +95,9 @@ def _b64(obj: dict[str, Any], name: str) -> bytes | None:
     return base64.b64decode(text, validate=True)
 
 
-def decode_line(line: str) -> dict[str, Any]:
-    """One input line -> one output object; never raises."""
+def decode_line(line: str, topic: str | None = None) -> dict[str, Any]:
+    """One input line -> one output object; never raises.  ``topic``: the topic of a line that
+    names none."""
     try:
         obj = json.loads(line)
     except ValueError as exc:
@@ -88,6 +105,8 @@ def decode_line(line: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         return _bad_line("invalid_input", "a line must be a JSON object", {})
     context = {name: obj.get(name) for name in _CONTEXT}
+    if context["topic"] is None:
+        context["topic"] = topic
     for name in ("partition", "offset", "timestamp"):
         v = context[name]
         if v is not None and (not isinstance(v, int) or isinstance(v, bool)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from groupwatch.detect.share import (
+from groupwatch.detect.share.state import (
     ACKNOWLEDGED,
     ARCHIVED,
     AVAILABLE,

@@ -18,9 +18,11 @@ Share lag is Kafka's own formula (KIP-1226, ``GroupCoordinatorService``):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
+from groupwatch.detect.errors import ContractError
 from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch.protocol.models import (
     ShareSnapshotKey,
@@ -105,6 +107,34 @@ class SharePartitionState:
     def max_delivery_count(self) -> int:
         return max((b.delivery_count for b in self.batches), default=0)
 
+    def to_row(self, end_offset: int | None = None) -> dict[str, Any]:
+        """The state as a JSON object (``groupwatch analyze --share-state``)."""
+        return {
+            "group": self.key.group,
+            "topic_id": self.key.topic_id,
+            "partition": self.key.partition,
+            "start_offset": self.start_offset,
+            "state_epoch": self.state_epoch,
+            "leader_epoch": self.leader_epoch,
+            "snapshot_epoch": self.snapshot_epoch,
+            "delivery_complete_count": self.delivery_complete_count,
+            "end_offset": end_offset,
+            "lag_records": self.lag(end_offset),
+            "in_flight_records": self.in_flight_records,
+            "in_flight_batches": [
+                {
+                    "first_offset": b.first_offset,
+                    "last_offset": b.last_offset,
+                    "delivery_count": b.delivery_count,
+                }
+                for b in self.in_flight_batches
+            ],
+            "archived_records": self.archived_records,
+            "archived_ranges": [list(r) for r in self.archived_ranges],
+            "max_delivery_count": self.max_delivery_count,
+            "observed_at": self.observed_at,
+        }
+
     def lag(self, end_offset: int | None) -> int | None:
         """Kafka's share lag against the partition's end offset; None when it is unknown."""
         if end_offset is None or self.start_offset < 0 or self.delivery_complete_count < 0:
@@ -112,12 +142,70 @@ class SharePartitionState:
         return end_offset - self.start_offset - self.delivery_complete_count
 
 
+@dataclass(frozen=True)
+class ShareStateRecord:
+    """One decoded ``__share_group_state`` record, as the fold needs it (from the decoder's
+    typed record or from a ``groupwatch decode`` line alike)."""
+
+    key: SharePartitionKey
+    snapshot: bool  # a ShareSnapshot (the whole state), else a ShareUpdate
+    tombstone: bool = False
+    start_offset: int = -1
+    state_epoch: int = -1  # snapshots only
+    leader_epoch: int = -1
+    snapshot_epoch: int = -1
+    delivery_complete_count: int = -1
+    batches: tuple[Batch, ...] = ()
+    timestamp: int | None = None
+    source_partition: int | None = None  # of __share_group_state
+    source_offset: int | None = None
+
+
 def key_of(k: ShareSnapshotKey | ShareUpdateKey) -> SharePartitionKey:
     return SharePartitionKey(k.group_id, kafka_uuid(k.topic_id), k.partition)
 
 
-def _batches(raw: Iterable[StateBatch]) -> list[Batch]:
-    return [Batch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in raw]
+def _batches(raw: Iterable[StateBatch]) -> tuple[Batch, ...]:
+    return tuple(
+        Batch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in raw
+    )
+
+
+def from_decoded(rec: DecodedRecord) -> ShareStateRecord | None:
+    """The share state record of a decoded record; None if it is not one (or did not decode)."""
+    k, v = rec.key, rec.value
+    if rec.error is not None or not isinstance(k, ShareSnapshotKey | ShareUpdateKey):
+        return None
+    base = ShareStateRecord(
+        key_of(k),
+        isinstance(k, ShareSnapshotKey),
+        tombstone=rec.tombstone,
+        timestamp=rec.timestamp,
+        source_partition=rec.partition,
+        source_offset=rec.offset,
+    )
+    if rec.tombstone:
+        return base
+    if isinstance(v, ShareSnapshotValue):
+        return replace(
+            base,
+            start_offset=v.start_offset,
+            state_epoch=v.state_epoch,
+            leader_epoch=v.leader_epoch,
+            snapshot_epoch=v.snapshot_epoch,
+            delivery_complete_count=v.delivery_complete_count,
+            batches=_batches(v.state_batches),
+        )
+    if isinstance(v, ShareUpdateValue):
+        return replace(
+            base,
+            start_offset=v.start_offset,
+            leader_epoch=v.leader_epoch,
+            snapshot_epoch=v.snapshot_epoch,
+            delivery_complete_count=v.delivery_complete_count,
+            batches=_batches(v.state_batches),
+        )
+    return None
 
 
 def combine(old: Iterable[Batch], new: Iterable[Batch], start_offset: int) -> tuple[Batch, ...]:
@@ -154,52 +242,34 @@ def combine(old: Iterable[Batch], new: Iterable[Batch], start_offset: int) -> tu
     return tuple(pruned)
 
 
-def apply(state: SharePartitionState | None, rec: DecodedRecord) -> SharePartitionState | None:
-    """The state after one decoded ``__share_group_state`` record of its partition."""
-    k = rec.key
-    if not isinstance(k, ShareSnapshotKey | ShareUpdateKey):
-        raise ValueError(f"not a share state record: {rec.record_type}")
+def apply(state: SharePartitionState | None, rec: ShareStateRecord) -> SharePartitionState | None:
+    """The state after one record of its partition (None: the partition's state is gone)."""
     if rec.tombstone:
         return None
-    v = rec.value
     count = (state.records_applied if state is not None else 0) + 1
-    if isinstance(v, ShareSnapshotValue):
+    if rec.snapshot or state is None:
+        # An update with no snapshot before it (a dump that starts late) is all there is.
         return SharePartitionState(
-            key=key_of(k),
-            start_offset=v.start_offset,
-            state_epoch=v.state_epoch,
-            leader_epoch=v.leader_epoch,
-            snapshot_epoch=v.snapshot_epoch,
-            delivery_complete_count=v.delivery_complete_count,
-            batches=combine((), _batches(v.state_batches), v.start_offset),
+            key=rec.key,
+            start_offset=rec.start_offset,
+            state_epoch=rec.state_epoch if rec.snapshot else -1,
+            leader_epoch=rec.leader_epoch,
+            snapshot_epoch=rec.snapshot_epoch,
+            delivery_complete_count=rec.delivery_complete_count,
+            batches=combine((), rec.batches, rec.start_offset),
             observed_at=rec.timestamp,
             records_applied=count,
         )
-    if isinstance(v, ShareUpdateValue):
-        if state is None:
-            start, epoch = v.start_offset, v.leader_epoch
-            return SharePartitionState(
-                key=key_of(k),
-                start_offset=start,
-                state_epoch=-1,
-                leader_epoch=epoch,
-                snapshot_epoch=v.snapshot_epoch,
-                delivery_complete_count=v.delivery_complete_count,
-                batches=combine((), _batches(v.state_batches), start),
-                observed_at=rec.timestamp,
-                records_applied=count,
-            )
-        start = state.start_offset if v.start_offset == -1 else v.start_offset
-        return replace(
-            state,
-            start_offset=start,
-            leader_epoch=state.leader_epoch if v.leader_epoch == -1 else v.leader_epoch,
-            delivery_complete_count=v.delivery_complete_count,
-            batches=combine(state.batches, _batches(v.state_batches), start),
-            observed_at=rec.timestamp,
-            records_applied=count,
-        )
-    raise ValueError(f"share state record without a decoded value: {rec.error}")
+    start = state.start_offset if rec.start_offset == -1 else rec.start_offset
+    return replace(
+        state,
+        start_offset=start,
+        leader_epoch=state.leader_epoch if rec.leader_epoch == -1 else rec.leader_epoch,
+        delivery_complete_count=rec.delivery_complete_count,
+        batches=combine(state.batches, rec.batches, start),
+        observed_at=rec.timestamp,
+        records_applied=count,
+    )
 
 
 class ShareStateBook:
@@ -210,19 +280,20 @@ class ShareStateBook:
         self.partitions: dict[SharePartitionKey, SharePartitionState] = {}
         self.undecodable = 0
 
-    def add(self, rec: DecodedRecord) -> SharePartitionState | None:
-        if rec.error is not None or not isinstance(rec.key, ShareSnapshotKey | ShareUpdateKey):
-            self.undecodable += 1
-            return None
-        if not rec.tombstone and rec.value is None:
-            self.undecodable += 1
-            return None
-        key = key_of(rec.key)
-        after = apply(self.partitions.get(key), rec)
+    def add(self, rec: ShareStateRecord | DecodedRecord) -> SharePartitionState | None:
+        """Apply one record; a decoded record that is not a share state one (or did not
+        decode) is counted in ``undecodable`` and changes nothing."""
+        if not isinstance(rec, ShareStateRecord):
+            found = from_decoded(rec)
+            if found is None:
+                self.undecodable += 1
+                return None
+            rec = found
+        after = apply(self.partitions.get(rec.key), rec)
         if after is None:
-            self.partitions.pop(key, None)
+            self.partitions.pop(rec.key, None)
         else:
-            self.partitions[key] = after
+            self.partitions[rec.key] = after
         return after
 
     def __iter__(self) -> Iterator[SharePartitionState]:
@@ -230,3 +301,64 @@ class ShareStateBook:
 
     def of_group(self, group: str) -> list[SharePartitionState]:
         return [s for s in self if s.key.group == group]
+
+
+# --- `groupwatch decode` output lines -------------------------------------------------------------
+
+
+def _int(obj: Mapping[str, Any], name: str) -> int:
+    v = obj.get(name)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ContractError(f"share state field {name} is not an integer")
+    return v
+
+
+def from_line(line: Mapping[str, Any]) -> ShareStateRecord:
+    """The share state record of a ``groupwatch decode`` output line of a share snapshot or
+    update (one without an error).  Raises :class:`ContractError` when the line does not have
+    the decoder's shape."""
+    key = line.get("key")
+    if not isinstance(key, Mapping):
+        raise ContractError("share state record without a decoded key")
+    group, topic_id = key.get("group_id"), key.get("topic_id")
+    if not isinstance(group, str) or not isinstance(topic_id, str):
+        raise ContractError("share state key without group_id or topic_id")
+    base = ShareStateRecord(
+        SharePartitionKey(group, topic_id, _int(key, "partition")),
+        line.get("record_type") == "share_snapshot",
+        tombstone=bool(line.get("tombstone")),
+        timestamp=_opt_int(line.get("timestamp")),
+        source_partition=_opt_int(line.get("partition")),
+        source_offset=_opt_int(line.get("offset")),
+    )
+    if base.tombstone:
+        return base
+    value = line.get("value")
+    data = value.get("data") if isinstance(value, Mapping) else None
+    if not isinstance(data, Mapping):
+        raise ContractError("share state record without a decoded value")
+    raw = data.get("state_batches")
+    if not isinstance(raw, list) or not all(isinstance(b, Mapping) for b in raw):
+        raise ContractError("share state value without state_batches")
+    batches = tuple(
+        Batch(
+            _int(b, "first_offset"),
+            _int(b, "last_offset"),
+            _int(b, "delivery_state"),
+            _int(b, "delivery_count"),
+        )
+        for b in raw
+    )
+    return replace(
+        base,
+        start_offset=_int(data, "start_offset"),
+        state_epoch=_int(data, "state_epoch") if base.snapshot else -1,
+        leader_epoch=_int(data, "leader_epoch"),
+        snapshot_epoch=_int(data, "snapshot_epoch"),
+        delivery_complete_count=_int(data, "delivery_complete_count"),
+        batches=batches,
+    )
+
+
+def _opt_int(v: object) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
