@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from groupwatch.detect import Analyzer, DetectorConfig
 from groupwatch.detect.share.state import ARCHIVED, ShareStateBook
 from groupwatch.protocol import decode_record
 from groupwatch.protocol.jsonview import kafka_uuid
@@ -122,3 +123,22 @@ def test_the_poison_record_is_archived_with_the_deliveries_the_consumer_saw(
     # Drained past it: the SPSO moved beyond the archived record, which leaves the state.
     drained = {s.key.partition: s for s in _book_at(run, "drained").of_group(GROUP)}
     assert drained[0].start_offset > POISON and drained[0].archived_ranges == ()
+
+
+def test_analyze_raises_the_archived_record_once_and_nothing_else(
+    run: dict[str, Any], broker: str
+) -> None:
+    """Both coordinators' topics through the analyzer: the share group's own records in
+    ``__consumer_offsets`` (two consumers joining and leaving) and its state; the one archived
+    record is the only finding above info."""
+    analyzer = Analyzer(DetectorConfig(topic_names={run["topic_id"]: TOPIC}))
+    lines = dump_topic(broker, "__consumer_offsets") + run["dump"]
+    found = [f for line in lines for f in analyzer.feed(line)] + analyzer.finish()
+    mine = [f for f in found if f.group == GROUP and f.severity != "info"]
+    assert [(f.kind, f.topic, f.partition) for f in mine] == [
+        ("share_records_archived", TOPIC, 0)
+    ], [f.detail for f in mine]
+    [f] = mine
+    assert f.evidence["archived_offsets"] == [[POISON, POISON]]
+    assert f.evidence["delivery_counts"] == [5]
+    assert f"{TOPIC}-0 at offset(s) {POISON}:" in f.detail

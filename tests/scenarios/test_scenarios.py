@@ -81,9 +81,12 @@ def test_every_kind_is_proven_by_some_scenario() -> None:
 
     # Modern groups' kinds have their own library, built with Kafka's serialisers
     # (tests/scenarios/modern/, proven by test_modern_scenarios.py); lag kinds are judged from
-    # offsets against end offsets, not records (tests/unit/lag/test_judge.py proves each).
+    # offsets against end offsets, not records (tests/unit/lag/test_judge.py proves each);
+    # share kinds are judged from __share_group_state (tests/scenarios/test_share_scenarios.py).
     expected = {p["kind"] for f in FILES for p in load(f)["expect"]}
-    proven_here = {k.name for k in CATALOGUE if k.severity != "info" and not (k.modern or k.lag)}
+    proven_here = {
+        k.name for k in CATALOGUE if k.severity != "info" and not (k.modern or k.lag or k.share)
+    }
     assert expected >= proven_here | {"protocol_version_mix"}
 
 

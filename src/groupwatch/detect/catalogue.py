@@ -33,6 +33,9 @@ class Kind:
     #: Judged from lag (committed offsets against the brokers' end offsets, ``detect/lag``), not
     #: from a group's metadata records: no record scenario can raise it.
     lag: bool = False
+    #: Judged from a share group's progress in ``__share_group_state`` (``detect/share``), not
+    #: from ``__consumer_offsets``.
+    share: bool = False
 
 
 CATALOGUE: tuple[Kind, ...] = (
@@ -384,6 +387,19 @@ CATALOGUE: tuple[Kind, ...] = (
         "KIP-848: a check needed the name of a topic id that no record of the group (partition "
         "metadata, v4 offset commits) nor the configured names gave; the check was skipped.",
         modern=True,
+    ),
+    Kind(
+        "share_records_archived",
+        "warning",
+        "partition",
+        False,
+        "Share group (KIP-932): the broker archived records of a share partition -- their "
+        "delivery attempts ran out (`group.share.delivery.count.limit`, 5 by default) or a "
+        "consumer rejected them -- so they will never be delivered again: poison records, or "
+        "data a consumer threw away. Judged from `__share_group_state`; the evidence names the "
+        "topic id, the archived offset ranges and their delivery counts. A healthy share group "
+        "archives nothing.",
+        share=True,
     ),
     Kind(
         "task_active_twice",

@@ -230,8 +230,14 @@ class Analyzer:
         return self._step(event) if isinstance(event, UndecodableRecord) else []
 
     def _share_apply(self, rec: ShareStateRecord) -> list[Finding]:
-        self.share_states.add(rec)
-        return []
+        from groupwatch.detect.share.judge import archived
+
+        book = self.share_states
+        before = book.partitions.get(rec.key)
+        after = book.add(rec)
+        modern = self.modern(rec.key.group)
+        names = {**self.config.topic_names, **(modern.topic_names if modern else {})}
+        return archived(before, after, rec, names)
 
     def _idle(self, when: int | None, partition: int | None) -> list[Finding]:
         # Records the engine has no use for (offset-commit tombstones, say) still tell the time.

@@ -53,6 +53,7 @@ def test_catalogue_is_the_contract() -> None:
         "assignment_epoch_behind": "warning",
         "static_member_away_too_long": "warning",
         "topic_id_unresolved": "info",
+        "share_records_archived": "warning",
         "task_active_twice": "critical",
         "task_active_and_standby": "error",
         "consumer_stopped": "error",

@@ -92,7 +92,11 @@ def test_analyze_folds_raw_and_decoded_dumps_alike(
     args = ["--topic", SHARE_STATE_TOPIC, "--share-state"]
     assert main(["analyze", str(raw), *args, str(out_raw)]) == 0
     out, err = capsys.readouterr()
-    assert out == "" and "share state: 1 share partition(s), 1 with archived records" in err
+    [finding] = [json.loads(x) for x in out.splitlines()]
+    assert (finding["kind"], finding["partition"]) == ("share_records_archived", 0)
+    assert finding["evidence"]["archived_offsets"] == [[3, 3]]
+    assert "share state: 1 share partition(s), 1 with archived records" in err
+    assert "warning: 1" in err
     decoded = tmp_path / "dec.jsonl"
     assert main(["decode", "--topic", SHARE_STATE_TOPIC, str(raw)]) == 0
     decoded.write_text(capsys.readouterr().out, encoding="utf-8")

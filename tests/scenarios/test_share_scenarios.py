@@ -1,0 +1,140 @@
+"""The share-state scenario library (``tests/scenarios/share/*.json``) through analyze.
+
+A scenario is a share group's ``__share_group_state`` history::
+
+    {"name", "summary", "group": g, "topic": t,
+     "states": [{"at": s, "partition": p, "snapshot"?: false, "start": n, "count"?: -1,
+                 "state_epoch"?: 0, "leader_epoch"?: 0,
+                 "batches"?: [[first, last, "available"|"acknowledged"|"archived", count]]}],
+     "expect": [MATCH], "expect_evidence"?: [{"partition", "archived_offsets", "delivery_counts",
+     "text"}], "forbid": [MATCH], "exhaustive": true}
+
+Each state is one record of the share coordinator (a ShareSnapshot when ``snapshot``, else a
+ShareUpdate), its bytes written by Kafka's own ``ShareCoordinatorRecordSerde`` (the oracle's
+``"serde": "share"``), one JVM run for the library.  The records are fed to the Analyzer as raw
+lines of ``__share_group_state`` and as ``groupwatch decode`` lines: the same findings either
+way, judged with the expect / forbid / exhaustive rules of the other libraries.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupwatch.detect import Analyzer, DetectorConfig
+from groupwatch.protocol.command import decode_line
+from groupwatch.protocol.jsonview import kafka_uuid
+from groupwatch.protocol.specs import SHARE_STATE_TOPIC
+from tests.scenarios.test_scenarios import check
+from tests.vectors.build import java_harness
+
+pytestmark = pytest.mark.oracle  # the records come from Kafka's serialisers (one JVM run)
+
+LIBRARY = Path(__file__).resolve().parent / "share"
+DOCS = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(LIBRARY.glob("*.json"))}
+BASE_TIME_MS = 1_700_000_000_000
+STATES = {"available": 0, "acknowledged": 2, "archived": 4}
+NAMESPACE = uuid.UUID("0d4b2f3e-9a57-4c1b-8e22-5b7a1c9e6f30")
+
+
+def topic_id(doc: dict[str, Any]) -> str:
+    return kafka_uuid(uuid.uuid5(NAMESPACE, str(doc["topic"])))
+
+
+def _request(doc: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
+    snapshot = bool(s.get("snapshot"))
+    time_ms = BASE_TIME_MS + round(float(s["at"]) * 1000)
+    value: dict[str, Any] = {
+        "snapshotEpoch": 0,
+        "leaderEpoch": int(s.get("leader_epoch", 0)),
+        "startOffset": int(s["start"]),
+        "stateBatches": [
+            {
+                "firstOffset": first,
+                "lastOffset": last,
+                "deliveryState": STATES[state],
+                "deliveryCount": count,
+            }
+            for first, last, state, count in s.get("batches", [])
+        ],
+    }
+    if int(s.get("count", -1)) != -1:  # -1: left out, as a broker before 4.2 writes it
+        value["deliveryCompleteCount"] = int(s["count"])
+    if snapshot:
+        value.update(
+            stateEpoch=int(s.get("state_epoch", 0)), createTimestamp=time_ms, writeTimestamp=time_ms
+        )
+    key = {"groupId": doc["group"], "topicId": topic_id(doc), "partition": int(s["partition"])}
+    return {
+        "op": "record",
+        "serde": "share",
+        "type": 0 if snapshot else 1,
+        "version": 0,
+        "key": key,
+        "value": value,
+    }
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict[str, list[dict[str, Any]]]:
+    flat = [(name, s) for name, doc in DOCS.items() for s in doc["states"]]
+    answers = java_harness([_request(DOCS[name], s) for name, s in flat])
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in DOCS}
+    for (name, s), ans in zip(flat, answers, strict=True):
+        assert "error" not in ans, (name, s, ans)
+        lines = out[name]
+        lines.append(
+            {
+                "key": base64.b64encode(bytes.fromhex(ans["key_hex"])).decode(),
+                "value": base64.b64encode(bytes.fromhex(ans["value_hex"])).decode(),
+                "topic": SHARE_STATE_TOPIC,
+                "partition": 11,
+                "offset": len(lines),
+                "timestamp": BASE_TIME_MS + round(float(s["at"]) * 1000),
+            }
+        )
+    return out
+
+
+def findings_of(doc: dict[str, Any], lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    analyzer = Analyzer(DetectorConfig(topic_names={topic_id(doc): str(doc["topic"])}))
+    found = [f for line in lines for f in analyzer.feed(line)]
+    found.extend(analyzer.finish())
+    return [f.to_dict() for f in found]
+
+
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_share_scenario(name: str, raw: dict[str, list[dict[str, Any]]]) -> None:
+    doc = DOCS[name]
+    found = findings_of(doc, raw[name])
+    check(doc, found)
+    assert {f["group"] for f in found} <= {doc["group"]}
+    for want in doc.get("expect_evidence", []):
+        [f] = [
+            f
+            for f in found
+            if f["kind"] == "share_records_archived" and f["partition"] == want["partition"]
+        ]
+        assert f["evidence"]["archived_offsets"] == want["archived_offsets"]
+        assert f["evidence"]["delivery_counts"] == want["delivery_counts"]
+        assert f["evidence"]["topic"] == doc["topic"] and want["text"] in f["detail"]
+    # The same records as `groupwatch decode` prints them: the same findings.
+    decoded = [decode_line(json.dumps(line)) for line in raw[name]]
+    assert [d["error"] for d in decoded] == [None] * len(decoded)
+    assert sorted(f["finding_id"] for f in findings_of(doc, decoded)) == sorted(
+        f["finding_id"] for f in found
+    )
+
+
+def test_the_library_has_a_healthy_group_and_every_share_kind() -> None:
+    from groupwatch.detect.catalogue import CATALOGUE
+
+    share_kinds = {k.name for k in CATALOGUE if k.share}
+    expected = {p["kind"] for doc in DOCS.values() for p in doc["expect"]}
+    assert expected >= share_kinds == {"share_records_archived"}
+    assert any(doc["expect"] == [] and doc["exhaustive"] for doc in DOCS.values())
