@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from groupwatch.cli import main
 from groupwatch.detect import Analyzer, DetectorConfig
 from groupwatch.detect.share.state import ARCHIVED, ShareStateBook
 from groupwatch.protocol import decode_record
@@ -142,3 +144,27 @@ def test_analyze_raises_the_archived_record_once_and_nothing_else(
     assert f.evidence["archived_offsets"] == [[POISON, POISON]]
     assert f.evidence["delivery_counts"] == [5]
     assert f"{TOPIC}-0 at offset(s) {POISON}:" in f.detail
+
+
+def test_analyze_with_the_broker_writes_share_lag_equal_to_admins(
+    run: dict[str, Any], broker: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``analyze --bootstrap-server --share-state``: the brokers name the topic id and give the
+    end offsets; each share partition's lag is what Admin said after the drain."""
+    dump = tmp_path / "state.jsonl"
+    dump.write_text("".join(json.dumps(line) + "\n" for line in run["dump"]), encoding="utf-8")
+    out = tmp_path / "share.jsonl"
+    args = ["analyze", str(dump), "--bootstrap-server", broker, "--share-state", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    rows = {
+        r["partition"]: r
+        for r in map(json.loads, out.read_text().splitlines())
+        if r["group"] == GROUP
+    }
+    drained = run["steps"]["drained"]
+    for admin in drained["admin"]:
+        row = rows[admin["partition"]]
+        assert row["topic"] == TOPIC
+        assert row["end_offset"] == drained["end_offsets"][str(admin["partition"])]
+        assert (row["start_offset"], row["lag_records"]) == (admin["start_offset"], admin["lag"])

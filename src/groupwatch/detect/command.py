@@ -212,22 +212,47 @@ def _lag_at_brokers(
     )
 
 
-def _share_states(analyzer: Analyzer, to: str | None) -> None:
-    """Say how many share partitions the input's share state records left; write them to
-    ``to``."""
+def _share_states(
+    analyzer: Analyzer, to: str | None, bootstrap: str | None, names: Mapping[str, str]
+) -> None:
+    """Say how many share partitions the input's share state records left (and, with the
+    brokers, their share lag against the end offsets now); write them to ``to``."""
     if analyzer.share_states_seen == 0:
         return
     states = list(analyzer.share_states)
+    ends: dict[tuple[str, int], int] = {}
+    if bootstrap is not None:
+        from groupwatch.detect.lag import brokers
+
+        wanted = [
+            (names[s.key.topic_id], s.key.partition) for s in states if s.key.topic_id in names
+        ]
+        try:
+            ends = {
+                (e.topic, e.partition): e.end_offset for e in brokers.end_offsets(bootstrap, wanted)
+            }
+        except PartitionsError as exc:
+            print(f"groupwatch analyze: {exc}; share lag not known", file=sys.stderr)
+
+    def end_of(topic_id: str, partition: int) -> int | None:
+        name = names.get(topic_id)
+        return None if name is None else ends.get((name, partition))
+
+    rows = [
+        s.to_row(end_of(s.key.topic_id, s.key.partition), names.get(s.key.topic_id)) for s in states
+    ]
     archived = sum(1 for s in states if s.archived_records)
+    lags = [r["lag_records"] for r in rows if r["lag_records"] is not None]
+    lag = f", share lag {sum(lags)} record(s) over {len(lags)}" if bootstrap is not None else ""
     print(
         f"groupwatch analyze: share state: {len(states)} share partition(s), "
-        f"{archived} with archived records",
+        f"{archived} with archived records{lag}",
         file=sys.stderr,
     )
     if to:
         with open(to, "w", encoding="utf-8") as fh:
-            for s in states:
-                fh.write(json.dumps(s.to_row(), ensure_ascii=False) + "\n")
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def _write(findings: Iterable[Finding], out: IO[str], counts: Counter[str]) -> None:
@@ -306,7 +331,9 @@ def run(
     finally:
         if stream is not sys.stdin:
             stream.close()
-    _share_states(analyzer, getattr(args, "share_state", None))
+    _share_states(
+        analyzer, getattr(args, "share_state", None), args.bootstrap_server or None, names
+    )
     if args.bootstrap_server:
         _look_at_brokers(analyzer, str(args.bootstrap_server), by_severity)
     if lag is not None:

@@ -107,11 +107,13 @@ class SharePartitionState:
     def max_delivery_count(self) -> int:
         return max((b.delivery_count for b in self.batches), default=0)
 
-    def to_row(self, end_offset: int | None = None) -> dict[str, Any]:
-        """The state as a JSON object (``groupwatch analyze --share-state``)."""
+    def to_row(self, end_offset: int | None = None, topic: str | None = None) -> dict[str, Any]:
+        """The state as a JSON object (``groupwatch analyze --share-state``); ``topic``: the
+        topic's name, when known."""
         return {
             "group": self.key.group,
             "topic_id": self.key.topic_id,
+            "topic": topic,
             "partition": self.key.partition,
             "start_offset": self.start_offset,
             "state_epoch": self.state_epoch,
