@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from groupwatch.cli import main
-from groupwatch.detect import Analyzer, DetectorConfig
+from groupwatch.detect import Analyzer
 from groupwatch.detect.share.state import ARCHIVED, ShareStateBook
 from groupwatch.protocol import decode_record
+from groupwatch.protocol.command import decode_line
 from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch.protocol.specs import SHARE_STATE_TOPIC
 from tests.jvm import run_java
@@ -131,9 +132,10 @@ def test_analyze_raises_the_archived_record_once_and_nothing_else(
     run: dict[str, Any], broker: str
 ) -> None:
     """Both coordinators' topics through the analyzer: the share group's own records in
-    ``__consumer_offsets`` (two consumers joining and leaving) and its state; the one archived
-    record is the only finding above info."""
-    analyzer = Analyzer(DetectorConfig(topic_names={run["topic_id"]: TOPIC}))
+    ``__consumer_offsets`` (two consumers joining and leaving; its share state partition
+    metadata names the topic id) and its state; the one archived record is the only finding
+    above info."""
+    analyzer = Analyzer()
     lines = dump_topic(broker, "__consumer_offsets") + run["dump"]
     found = [f for line in lines for f in analyzer.feed(line)] + analyzer.finish()
     mine = [f for f in found if f.group == GROUP and f.severity != "info"]
@@ -144,6 +146,12 @@ def test_analyze_raises_the_archived_record_once_and_nothing_else(
     assert f.evidence["archived_offsets"] == [[POISON, POISON]]
     assert f.evidence["delivery_counts"] == [5]
     assert f"{TOPIC}-0 at offset(s) {POISON}:" in f.detail
+    # The same records as `groupwatch decode` prints them: the same findings, the same name.
+    decoded = Analyzer()
+    again = [g for line in lines for g in decoded.feed(decode_line(json.dumps(line)))]
+    again += decoded.finish()
+    assert sorted(g.finding_id for g in again) == sorted(g.finding_id for g in found)
+    assert [g.topic for g in again if g.kind == "share_records_archived"] == [TOPIC]
 
 
 def test_analyze_with_the_broker_writes_share_lag_equal_to_admins(

@@ -53,7 +53,8 @@ ROLES: dict[int, tuple[GroupType, RecordRole]] = {
         "ShareGroupTargetAssignmentMetadata": (G.SHARE, R.ASSIGNMENT_EPOCH),
         "ShareGroupTargetAssignmentMember": (G.SHARE, R.TARGET),
         "ShareGroupCurrentMemberAssignment": (G.SHARE, R.CURRENT),
-        "ShareGroupStatePartitionMetadata": (G.SHARE, R.OTHER),
+        # Which partitions the share coordinator has state for; names every topic id it holds.
+        "ShareGroupStatePartitionMetadata": (G.SHARE, R.TOPIC_NAMES),
         "ConsumerGroupRegularExpression": (G.CONSUMER, R.REGEX),
         "StreamsGroupMetadata": (G.STREAMS, R.GROUP_EPOCH),
         "StreamsGroupPartitionMetadata": (G.STREAMS, R.OTHER),
@@ -99,6 +100,13 @@ def _model_payload(value: object) -> Payload | None:
         value, m.ConsumerGroupPartitionMetadataValue | m.ShareGroupPartitionMetadataValue
     ):
         return TopicNames(tuple((kafka_uuid(t.topic_id), t.topic_name) for t in value.topics))
+    if isinstance(value, m.ShareGroupStatePartitionMetadataValue):
+        pairs = [
+            (kafka_uuid(t.topic_id), t.topic_name)
+            for t in (*value.initializing_topics, *value.initialized_topics)
+        ]
+        pairs += [(kafka_uuid(t.topic_id), t.topic_name) for t in value.deleting_topics]
+        return TopicNames(tuple(pairs))
     if isinstance(value, m.ConsumerGroupMemberMetadataValue):
         return MemberMetadata(
             subscribed=value.subscribed_topic_names,
@@ -253,11 +261,14 @@ def _json_payload(group_type: GroupType, role: RecordRole, data: JSONObject) -> 
         return Epoch(_int(data, "epoch" if role is R.GROUP_EPOCH else "assignment_epoch"))
     if role is R.TOPIC_NAMES:
         names = []
-        for topic in _get(data, "topics") or []:
-            topic = _struct(topic, "topics[]")
-            tid, name = _get(topic, "topic_id"), _get(topic, "topic_name")
-            if isinstance(tid, str) and isinstance(name, str):
-                names.append((tid, name))
+        # partition metadata (4, 9) lists "topics"; the share state's (15) its three lists
+        lists = ("topics", "initializing_topics", "initialized_topics", "deleting_topics")
+        for field_name in lists:
+            for topic in _get(data, field_name) or []:
+                topic = _struct(topic, f"{field_name}[]")
+                tid, name = _get(topic, "topic_id"), _get(topic, "topic_name")
+                if isinstance(tid, str) and isinstance(name, str):
+                    names.append((tid, name))
         return TopicNames(tuple(names))
     if role is R.MEMBER:
         return MemberMetadata(
