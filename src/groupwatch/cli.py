@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -41,6 +42,32 @@ def _build_parser(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, str | N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        result = _main(argv)
+        # Flushed here, not at interpreter exit, so a reader gone early is seen as a BrokenPipeError
+        # below rather than as a traceback printed while Python shuts down.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_gone()
+    return result
+
+
+def _reader_gone() -> int:
+    """The reader of standard output went away (``groupwatch config | head``): end quietly.
+
+    What is still buffered for standard output can never be delivered; pointing the descriptor at
+    /dev/null lets the interpreter's own flush at exit succeed instead of reporting the same error
+    again.  141 is what a shell reports for a command ended by SIGPIPE (128 + 13).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return 141
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser, chosen = _build_parser(args_list)
     args = parser.parse_args(args_list)
