@@ -123,8 +123,9 @@ class UpkeepConfig:
     #: ``delta.deletedFileRetentionDuration``: data files no longer in the table stay this long
     #: for readers of older versions, then VACUUM removes them.
     deleted_file_retention_hours: int = 12
-    #: Rows of ``group_snapshots`` and ``member_assignments`` whose ``snapshot_date`` is more
-    #: than this many days before the stream's clock are deleted (0 = keep forever).
+    #: A day of snapshots more than this many days before the stream's clock, and written more
+    #: than this long ago, is deleted from every table at once (``groupwatch.upkeep``,
+    #: docs/tables.md "How long rows are kept"; 0 = keep forever).
     history_retention_days: int = 90
     #: Closed ``partition_ownership`` intervals whose ``to_date`` (the day they closed) is more
     #: than this many days before the stream's clock are deleted (0 = keep forever; open

@@ -662,9 +662,34 @@ TABLES: dict[str, Table] = {
 POLLED_TABLES: tuple[str, ...] = (END_OFFSETS.name, PARTITION_LAG.name, LAG_HISTORY.name)
 
 
+#: How long a group's history is kept, the same in every table (``groupwatch.upkeep``).
+RETENTION = """## How long rows are kept
+
+One rule for a group's history, in every table at once. A day of snapshots (a `snapshot_date`
+partition) expires when its records are more than `upkeep.history_retention_days` (90) before
+the stream's clock (the newest record time read) **and** its rows were written more than that
+long ago (the newest data file of that day in `group_snapshots` or `member_assignments`, by the
+wall clock; compaction only makes it younger). It then leaves `group_snapshots`,
+`member_assignments`, the `findings` raised on records of that day and the `partition_ownership`
+intervals that closed on it, in the same upkeep turn: no table keeps members, ownership or
+findings of a snapshot the history dropped. Rows are never deleted by the batch that wrote them.
+
+- **A replay, a backfill or a mirror of older records** (records whose own time is years back:
+  the demo's replayed KAFKA-7026 and KAFKA-13419 incidents carry 2023 timestamps) is kept for
+  `upkeep.history_retention_days` from when the job read it, like live records, and then goes
+  as a whole: its snapshots, members, findings and closed ownership intervals.
+- Closed `partition_ownership` intervals also go `upkeep.ownership_retention_days` (30) after
+  they closed, by the same two clocks (their `to_date` partition before the cutoff and written
+  longer ago than that); open intervals stay.
+- `findings` also go `upkeep.findings_retention_days` (365) after `detected_at`, the time the
+  job wrote them; `end_offsets` and `lag_history` after `lag.history_hours` of `observed_at`.
+- `0` for a retention keeps its rows forever.
+"""
+
+
 def markdown() -> str:
     """The tables as Markdown, for docs/tables.md."""
-    out = ["# Delta tables", "", "Generated from `src/groupwatch/tables.py`.", ""]
+    out = ["# Delta tables", "", "Generated from `src/groupwatch/tables.py`.", "", RETENTION]
     for table in TABLES.values():
         out += [f"## `{table.name}`", "", table.doc, ""]
         if table.partition_by:

@@ -7,11 +7,16 @@ the time of each commit (delta-rs and Spark read the log from the newest checkpo
 ``_delta_log``) and of every query.  :func:`tidy` brings one table back to a size set by the
 configuration, not by uptime:
 
-1. history retention: ``snapshot_date`` partitions older than ``upkeep.history_retention_days``
-   (before the stream's clock) are deleted (whole files, nothing rewritten), and so are the
-   ``partition_ownership`` intervals that closed more than ``upkeep.ownership_retention_days``
-   before it (``to_date`` partitions); the lag history tables' rows older than
-   ``lag.history_hours`` too, and the findings detected more than
+1. history retention, one rule for a group's history (:func:`expire_history`): a day of
+   snapshots (a ``snapshot_date`` partition) expires when it is more than
+   ``upkeep.history_retention_days`` before the stream's clock *and* its rows were written more
+   than that long ago (the newest data file of the day, by the wall clock), and it expires from
+   every table at once: its ``group_snapshots`` and ``member_assignments`` rows, the findings
+   raised on its records and the ownership intervals that closed on it.  A replay, a backfill or
+   a mirror of older records is so kept for the retention from when it was read, and never
+   deleted by the batch that wrote it.  Closed ``partition_ownership`` intervals also expire
+   ``upkeep.ownership_retention_days`` after they closed, by the same two clocks; the lag
+   history tables' rows older than ``lag.history_hours``, and the findings detected more than
    ``upkeep.findings_retention_days`` before the clock (the files that held them rewritten);
 2. clustering: one past day of the history tables (a ``snapshot_date`` or ``to_date`` partition
    before the stream's clock's day) whose files are not yet sorted by group is rewritten sorted
@@ -97,9 +102,125 @@ def _days_before(days: int, clock_ms: int | None) -> dt.date | None:
 
 
 def history_cutoff(upkeep: UpkeepConfig, clock_ms: int | None) -> dt.date | None:
-    """The first ``snapshot_date`` kept: ``history_retention_days`` before the stream's clock
-    (the newest record time of the batch, as state expiry counts); None: keep everything."""
+    """The first ``snapshot_date`` kept whatever its rows' write time: ``history_retention_days``
+    before the stream's clock (the newest record time of the batch, as state expiry counts);
+    None: keep everything."""
     return _days_before(upkeep.history_retention_days, clock_ms)
+
+
+def written_before(days: int, now_ms: int | None = None) -> int | None:
+    """The write-time floor of a retention of ``days``: rows written (by the wall clock, in ms)
+    at or after it are kept whatever the time of their records; None: no retention."""
+    if days <= 0:
+        return None
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    return now - days * 86_400_000
+
+
+def newest_writes(target: DeltaTable, column: str) -> dict[dt.date, int]:
+    """Per day of the partition column ``column``: when its newest data file was written (ms).
+
+    A data file's write time is the ingestion of its rows, or later (compaction and clustering
+    write the same rows anew): a floor on it keeps rows at least that long after they were read."""
+    adds = pa.table(target.get_add_actions(flatten=True))
+    if adds.num_rows == 0:
+        return {}
+    newest: dict[dt.date, int] = {}
+    for day, written in zip(
+        adds.column(f"partition.{column}").to_pylist(),
+        adds.column("modification_time").to_pylist(),
+        strict=True,
+    ):
+        if day is None:
+            continue
+        when = dt.date.fromisoformat(str(day))
+        stamp = (
+            int(written.timestamp() * 1000) if isinstance(written, dt.datetime) else int(written)
+        )
+        newest[when] = max(newest.get(when, stamp), stamp)
+    return newest
+
+
+def old_days(
+    newest: dict[dt.date, int], before: dt.date | None, floor_ms: int | None
+) -> list[dt.date]:
+    """The days before ``before`` whose newest write is older than ``floor_ms``: the ones that
+    expire (none without either bound)."""
+    if before is None or floor_ms is None:
+        return []
+    return sorted(day for day, written in newest.items() if day < before and written < floor_ms)
+
+
+def merge_writes(*per_table: dict[dt.date, int]) -> dict[dt.date, int]:
+    """The newest write of each day over several tables: a day is as young as its youngest."""
+    out: dict[dt.date, int] = {}
+    for newest in per_table:
+        for day, written in newest.items():
+            out[day] = max(out.get(day, written), written)
+    return out
+
+
+def day_list(days: Sequence[dt.date]) -> str:
+    """The days as the IN list of a delete predicate."""
+    return ", ".join(f"'{d.isoformat()}'" for d in days)
+
+
+def day_ranges_ms(days: Sequence[dt.date]) -> str:
+    """A predicate on ``source.timestamp`` (ms): the record is of one of ``days`` (UTC)."""
+    parts = []
+    for day in days:
+        start = int(dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp() * 1000)
+        parts.append(
+            f"(source['timestamp'] >= {start} AND source['timestamp'] < {start + 86_400_000})"
+        )
+    return " OR ".join(parts)
+
+
+#: The tables a day of snapshots expires from together, and the column each is cut by.
+HISTORY_TABLES = ("group_snapshots", "member_assignments")
+
+
+def expire_history(
+    paths: dict[str, Path], cutoff: dt.date | None, floor_ms: int | None
+) -> dict[str, int]:
+    """The history rule over every table at once; the rows each table lost.
+
+    ``paths``: the tables on the driver's file system (a table missing there, or not created
+    yet, is left out).  The days come from ``group_snapshots`` and ``member_assignments``
+    together (a day compacted in one is as young as its newest write in either), so a snapshot
+    and its members go in the same turn, and with them the findings raised on records of those
+    days and the ownership intervals that closed on them: no table keeps members, ownership or
+    findings of a snapshot the history dropped."""
+    loaded: dict[str, DeltaTable] = {}
+    for name, path in paths.items():
+        try:
+            loaded[name] = DeltaTable(str(path))
+        except Exception:  # noqa: BLE001 (not created yet: nothing to expire)
+            continue
+    newest = merge_writes(
+        *(newest_writes(loaded[n], HISTORY_COLUMN) for n in HISTORY_TABLES if n in loaded)
+    )
+    days = old_days(newest, cutoff, floor_ms)
+    expired = {name: 0 for name in loaded}
+    if not days:
+        return expired
+    for name in HISTORY_TABLES:
+        if name in loaded:
+            # On the partition column only: whole files are dropped.
+            done = loaded[name].delete(
+                f"{HISTORY_COLUMN} IN ({day_list(days)})", commit_properties=_note()
+            )
+            expired[name] += int(done.get("num_deleted_rows", 0))
+    if FINDINGS_TABLE in loaded:
+        done = loaded[FINDINGS_TABLE].delete(day_ranges_ms(days), commit_properties=_note())
+        expired[FINDINGS_TABLE] += int(done.get("num_deleted_rows", 0))
+    for name in CLOSED_TABLES:
+        if name in loaded:
+            done = loaded[name].delete(
+                f"{CLOSED_COLUMN} IN ({day_list(days)})", commit_properties=_note()
+            )
+            expired[name] += int(done.get("num_deleted_rows", 0))
+    return expired
 
 
 #: The table whose closed intervals expire, and its partition column they expire by (the day
@@ -249,10 +370,13 @@ def tidy(
     closed_before: dt.date | None = None,
     detected_before: dt.datetime | None = None,
     today: dt.date | None = None,
+    closed_written_before: int | None = None,
 ) -> Tidied:
-    """One upkeep of the table at ``path`` (steps in the module's doc); ``observed_before``:
-    the lag history tables' rows observed before it are deleted; ``closed_before``: the
-    ownership intervals that ended before it; ``detected_before``: the findings detected
+    """One upkeep of the table at ``path`` (steps in the module's doc); ``cutoff``: not used
+    here any more, the history's days expire from every table at once (:func:`expire_history`);
+    ``observed_before``: the lag history tables' rows observed before it are deleted;
+    ``closed_before``: the ownership intervals that ended before it and were written before
+    ``closed_written_before`` (ms; None: none expire); ``detected_before``: the findings detected
     before it; ``today``: the stream's clock's day, before which days are clustered (None:
     none is)."""
     started = time.monotonic()
@@ -264,19 +388,18 @@ def tidy(
             counts["expired_rows"] += _expire(target, OBSERVED_COLUMN, _stamp(observed_before))
         if detected_before is not None and table.name == FINDINGS_TABLE:
             counts["expired_rows"] += _expire(target, FINDINGS_COLUMN, _stamp(detected_before))
-        if closed_before is not None and table.name in CLOSED_TABLES:
-            # On the partition column, whole files go; an open interval's is null, and the
-            # comparison is never true for it.
-            counts["expired_rows"] += _expire(target, CLOSED_COLUMN, closed_before.isoformat())
-        if cutoff is not None and HISTORY_COLUMN in table.partition_by:
-            old = [
-                p
-                for p in target.partitions()
-                if p.get(HISTORY_COLUMN) and dt.date.fromisoformat(p[HISTORY_COLUMN]) < cutoff
-            ]
-            if old:
-                # A predicate on the partition column only: whole files are dropped.
-                counts["expired_rows"] += _expire(target, HISTORY_COLUMN, cutoff.isoformat())
+        if table.name in CLOSED_TABLES:
+            # On the partition column, whole files go; an open interval's is null and is never
+            # among the days.  Only days written long enough ago: a replayed interval that
+            # closed years ago stays for the retention from when it was read.
+            closed_days = old_days(
+                newest_writes(target, CLOSED_COLUMN), closed_before, closed_written_before
+            )
+            if closed_days:
+                done = target.delete(
+                    f"{CLOSED_COLUMN} IN ({day_list(closed_days)})", commit_properties=_note()
+                )
+                counts["expired_rows"] += int(done.get("num_deleted_rows", 0))
         day_column = CLUSTERED_TABLES.get(table.name)
         if today is not None and day_column is not None and upkeep.cluster_row_group_rows > 0:
             # One day a turn: a start-up over weeks of backlog spreads the rewrites over the

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -186,12 +187,16 @@ def test_history_retention_deletes_whole_old_days_only(tmp_path: Path) -> None:
     clock_ms = int(dt.datetime(2026, 11, 24, 23, 0, tzinfo=dt.UTC).timestamp() * 1000)
     cutoff = upkeep.history_cutoff(settings, clock_ms)
     assert cutoff == DAY1
-    done = upkeep.tidy(path, tables.GROUP_SNAPSHOTS, settings, cutoff)
-    assert done.expired_rows == 3
+    paths = {"group_snapshots": path}
+    # Written a moment ago: kept, old records or not.
+    assert upkeep.expire_history(paths, cutoff, upkeep.written_before(1)) == {"group_snapshots": 0}
+    a_day_on = int(time.time() * 1000) + 86_400_000 + 1000
+    done = upkeep.expire_history(paths, cutoff, upkeep.written_before(1, a_day_on))
+    assert done == {"group_snapshots": 3}
     days = {r["snapshot_date"] for r in DeltaTable(str(path)).to_pyarrow_table().to_pylist()}
     assert days == {DAY1, DAY2}
-    again = upkeep.tidy(path, tables.GROUP_SNAPSHOTS, settings, cutoff)
-    assert again.expired_rows == 0
+    again = upkeep.expire_history(paths, cutoff, upkeep.written_before(1, a_day_on))
+    assert again == {"group_snapshots": 0}
     assert upkeep.history_cutoff(UpkeepConfig(history_retention_days=0), clock_ms) is None
 
 
@@ -360,11 +365,29 @@ def test_closed_ownership_intervals_expire_and_open_ones_stay(tmp_path: Path) ->
     clock_ms = int(clock.timestamp() * 1000)
     cutoff = upkeep.closed_cutoff(settings, clock_ms)
     assert cutoff == (clock - dt.timedelta(days=30)).date()
-    done = upkeep.tidy(path, tables.PARTITION_OWNERSHIP, settings, None, None, cutoff)
+    # Just written: nothing goes in the batch that wrote it, however old its records.
+    now_floor = upkeep.written_before(30)
+    fresh = upkeep.tidy(
+        path,
+        tables.PARTITION_OWNERSHIP,
+        settings,
+        None,
+        None,
+        cutoff,
+        closed_written_before=now_floor,
+    )
+    assert fresh.expired_rows == 0
+    # Thirty days after the write (the floor past it): the old day goes.
+    later = upkeep.written_before(30, int(time.time() * 1000) + 31 * 86_400_000)
+    done = upkeep.tidy(
+        path, tables.PARTITION_OWNERSHIP, settings, None, None, cutoff, closed_written_before=later
+    )
     assert done.expired_rows == 1
     kept = DeltaTable(str(path)).to_pyarrow_table().column("partition").to_pylist()
     assert sorted(kept) == [1, 2]
-    again = upkeep.tidy(path, tables.PARTITION_OWNERSHIP, settings, None, None, cutoff)
+    again = upkeep.tidy(
+        path, tables.PARTITION_OWNERSHIP, settings, None, None, cutoff, closed_written_before=later
+    )
     assert again.expired_rows == 0
     assert upkeep.closed_cutoff(UpkeepConfig(ownership_retention_days=0), clock_ms) is None
     assert upkeep.closed_cutoff(settings, None) is None
@@ -440,3 +463,133 @@ def test_on_an_object_store_the_writers_still_clean_the_log() -> None:
     on = UpkeepConfig(every_n_batches=20)
     assert upkeep.properties(on)["delta.enableExpiredLogCleanup"] == "false"
     assert upkeep.properties(on, local=False)["delta.enableExpiredLogCleanup"] == "true"
+
+
+LIVE_DAY = dt.date(2026, 11, 24)
+OLD_DAY = dt.date(2026, 6, 1)
+REPLAY_DAY = dt.date(2023, 5, 2)
+
+
+def _day_ms(day: dt.date, hour: int = 12) -> int:
+    return int(dt.datetime.combine(day, dt.time(hour), tzinfo=dt.UTC).timestamp() * 1000)
+
+
+def _history_batch(group: str, day: dt.date, generations: range) -> dict[str, pa.Table]:
+    """One group's snapshots on ``day``, their members, a finding each and the ownership
+    intervals they closed, as the job writes them in one batch."""
+    at = dt.datetime.combine(day, dt.time(12), tzinfo=dt.UTC)
+    snaps, members, found, owned = [], [], [], []
+    for n, gen in enumerate(generations):
+        offset = _day_ms(day) // 1000 + n
+        snaps.append(
+            {"group": group, "generation": gen, "source_partition": 0, "source_offset": offset,
+             "source_timestamp": at, "snapshot_date": day}
+        )  # fmt: skip
+        members.append(
+            {"group": group, "generation": gen, "member_id": "m", "source_partition": 0,
+             "source_offset": offset, "source_timestamp": at, "snapshot_date": day}
+        )  # fmt: skip
+        found.append(
+            {"finding_id": f"{group}-{gen}", "kind": "assignment_overlap", "group": group,
+             "generation": gen, "detected_at": dt.datetime.now(tz=dt.UTC),
+             "source": {"topic": "__consumer_offsets", "partition": 0, "offset": offset,
+                        "timestamp": _day_ms(day)}}
+        )  # fmt: skip
+        owned.append(
+            {"group": group, "group_type": "classic", "topic": "t", "partition": gen,
+             "member_id": "m", "from_generation": gen - 1, "from_time": at,
+             "to_generation": gen, "to_time": at, "to_date": day}
+        )  # fmt: skip
+    return {
+        "group_snapshots": _arrow(tables.GROUP_SNAPSHOTS, snaps),
+        "member_assignments": _arrow(tables.MEMBER_ASSIGNMENTS, members),
+        "findings": _arrow(tables.FINDINGS, found),
+        "partition_ownership": _arrow(tables.PARTITION_OWNERSHIP, owned),
+    }
+
+
+HISTORY = (
+    tables.GROUP_SNAPSHOTS,
+    tables.MEMBER_ASSIGNMENTS,
+    tables.FINDINGS,
+    tables.PARTITION_OWNERSHIP,
+)
+
+
+def _append(paths: dict[str, Path], batch: dict[str, pa.Table]) -> None:
+    for table in HISTORY:
+        write_deltalake(
+            str(paths[table.name]),
+            deltawrite.conform(batch[table.name], table),
+            mode="append",
+            partition_by=list(table.partition_by) or None,
+        )
+
+
+def _generations(path: Path, table: str) -> set[tuple[str, int]]:
+    rows = DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    column = "to_generation" if table == "partition_ownership" else "generation"
+    return {(r["group"], r[column]) for r in rows}
+
+
+def _turns(paths: dict[str, Path], settings: UpkeepConfig, clock_ms: int, now_ms: int) -> None:
+    """Every table's upkeep turn, as the job runs them (the history's in the snapshots' turn)."""
+    floor = upkeep.written_before(settings.history_retention_days, now_ms)
+    upkeep.expire_history(paths, upkeep.history_cutoff(settings, clock_ms), floor)
+    for table in HISTORY:
+        upkeep.tidy(
+            paths[table.name],
+            table,
+            settings,
+            None,
+            closed_before=upkeep.closed_cutoff(settings, clock_ms),
+            detected_before=upkeep.findings_cutoff(settings, clock_ms),
+            closed_written_before=upkeep.written_before(settings.ownership_retention_days, now_ms),
+        )
+
+
+def test_a_groups_history_expires_from_every_table_at_once_and_a_replay_stays(
+    tmp_path: Path,
+) -> None:
+    """The history rule: a day of snapshots goes when its records are older than the retention
+    and its rows were written longer ago than that, from every table together; a replay of
+    2023 records is never deleted by the batch that wrote it, and is kept for the retention
+    from when it was read.  After every turn, the tables hold the same groups and generations."""
+    settings = UpkeepConfig(
+        history_retention_days=90, ownership_retention_days=90, cluster_row_group_rows=0
+    )
+    paths = {t.name: _create(tmp_path, t, settings) for t in HISTORY}
+    # Two batches: two files of the day, which compaction rewrites into one.
+    _append(paths, _history_batch("old-live", OLD_DAY, range(1, 3)))
+    _append(paths, _history_batch("old-live", OLD_DAY, range(3, 4)))
+    written_old = int(time.time() * 1000)
+    time.sleep(0.05)
+    _append(paths, _history_batch("kafka-7026", REPLAY_DAY, range(1, 5)))
+    _append(paths, _history_batch("live", LIVE_DAY, range(1, 3)))
+    clock_ms = _day_ms(LIVE_DAY, 23)
+
+    def same_everywhere() -> set[tuple[str, int]]:
+        snaps = _generations(paths["group_snapshots"], "group_snapshots")
+        for table in HISTORY[1:]:
+            assert _generations(paths[table.name], table.name) == snaps, table.name
+        return snaps
+
+    # The batch that wrote them (and every turn within the retention of their write): all kept.
+    upkeep.expire_history(
+        paths, upkeep.history_cutoff(settings, clock_ms), upkeep.written_before(90)
+    )
+    every = {("old-live", g) for g in (1, 2, 3)} | {("kafka-7026", g) for g in (1, 2, 3, 4)}
+    assert same_everywhere() == every | {("live", 1), ("live", 2)}
+
+    # The same day compacted in one table only: it is as young as its youngest write.
+    assert DeltaTable(str(paths["member_assignments"])).optimize.compact()["numFilesRemoved"] == 2
+    # 90 days after the first write, before the replay's and the compaction's: nothing goes
+    # yet (old-live's day was rewritten in member_assignments since), in no table.
+    cutoff = upkeep.history_cutoff(settings, clock_ms)
+    upkeep.expire_history(paths, cutoff, written_old + 10)
+    assert ("old-live", 1) in same_everywhere()
+
+    # 90 days after every write: the old records go from every table, the replay too (its
+    # retention from its read is over), the live day (after the records' cutoff) stays.
+    _turns(paths, settings, clock_ms, int(time.time() * 1000) + 90 * 86_400_000 + 1000)
+    assert same_everywhere() == {("live", 1), ("live", 2)}

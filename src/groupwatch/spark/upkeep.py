@@ -15,8 +15,10 @@ finds what the first attempt did already done.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groupwatch import locations
@@ -52,19 +54,27 @@ def run(
 ) -> list[tidying.Tidied]:
     """This batch's upkeep: the tables whose turn it is, tidied; what was done to each."""
     cutoff = tidying.history_cutoff(config.upkeep, clock_ms)
+    history_floor = tidying.written_before(config.upkeep.history_retention_days)
     observed = tidying.observed_cutoff(config.lag.history_hours)
     closed = tidying.closed_cutoff(config.upkeep, clock_ms)
+    closed_floor = tidying.written_before(config.upkeep.ownership_retention_days)
     detected = tidying.findings_cutoff(config.upkeep, clock_ms)
     today = tidying.clock_day(clock_ms)
     done = []
     for table in due(config, batch_id):
         local = locations.local_path(config.table_path(table.name))
+        history_expired = 0
+        if table.name == "group_snapshots":
+            # The history's turn is the snapshots' and covers every table at once.
+            history_expired = _expire_history(spark, config, cutoff, history_floor)
         if local is not None:
             result = tidying.tidy(
-                local, table, config.upkeep, cutoff, observed, closed, detected, today
+                local, table, config.upkeep, None, observed, closed, detected, today, closed_floor
             )
         else:
-            result = _tidy_by_spark(spark, config, table, cutoff, observed, closed, detected)
+            result = _tidy_by_spark(spark, config, table, observed, closed, closed_floor, detected)
+        if history_expired:
+            result = dataclasses.replace(result, expired_rows=result.expired_rows + history_expired)
         done.append(result)
         log.info(
             "batch %d: upkeep of %s: %d past day(s) clustered, %d file(s) compacted into %d, "
@@ -83,13 +93,79 @@ def run(
     return done
 
 
+#: The tables the history rule cuts (:func:`groupwatch.upkeep.expire_history`).
+_HISTORY_CUT = (*tidying.HISTORY_TABLES, tidying.FINDINGS_TABLE, *tidying.CLOSED_TABLES)
+
+
+def _expire_history(
+    spark: SparkSession, config: Config, cutoff: dt.date | None, floor_ms: int | None
+) -> int:
+    """The history rule over every table (rows expired in all): delta-rs for the tables on the
+    driver's file system, Spark for those on an object store."""
+    if cutoff is None or floor_ms is None:
+        return 0
+    local: dict[str, Path] = {}
+    remote: list[str] = []
+    for name in _HISTORY_CUT:
+        path = locations.local_path(config.table_path(name))
+        if path is not None:
+            local[name] = path
+        else:
+            remote.append(name)
+    if not remote:
+        return sum(tidying.expire_history(local, cutoff, floor_ms).values())
+    return _expire_history_by_spark(spark, config, cutoff, floor_ms)
+
+
+def _expire_history_by_spark(
+    spark: SparkSession, config: Config, cutoff: dt.date, floor_ms: int
+) -> int:
+    """:func:`groupwatch.upkeep.expire_history` with Spark: the days' newest writes from the
+    data files' modification times (``_metadata``), the same deletes."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    newest: list[dict[dt.date, int]] = []
+    for name in tidying.HISTORY_TABLES:
+        frame = spark.read.format("delta").load(config.table_path(name))
+        rows = (
+            frame.groupBy(tidying.HISTORY_COLUMN)
+            .agg(F.max(F.col("_metadata.file_modification_time")).alias("written"))
+            .collect()
+        )
+        newest.append(
+            {
+                r[tidying.HISTORY_COLUMN]: int(r["written"].timestamp() * 1000)
+                for r in rows
+                if r[tidying.HISTORY_COLUMN] is not None
+            }
+        )
+    days = tidying.old_days(tidying.merge_writes(*newest), cutoff, floor_ms)
+    if not days:
+        return 0
+    with sinks.commit_note(spark, tidying.UPKEEP_NOTE):
+        for name in tidying.HISTORY_TABLES:
+            DeltaTable.forPath(spark, config.table_path(name)).delete(
+                F.col(tidying.HISTORY_COLUMN).isin(days)
+            )
+        DeltaTable.forPath(spark, config.table_path(tidying.FINDINGS_TABLE)).delete(
+            tidying.day_ranges_ms(days).replace("source['timestamp']", "source.timestamp")
+        )
+        for name in tidying.CLOSED_TABLES:
+            DeltaTable.forPath(spark, config.table_path(name)).delete(
+                F.col(tidying.CLOSED_COLUMN).isin(days)
+            )
+    # Spark's DELETE does not return its count through this API; the log line says 0.
+    return 0
+
+
 def _tidy_by_spark(
     spark: SparkSession,
     config: Config,
     table: Table,
-    cutoff: dt.date | None,
     observed: dt.datetime | None = None,
     closed: dt.date | None = None,
+    closed_floor: int | None = None,
     detected: dt.datetime | None = None,
 ) -> tidying.Tidied:
     """The same steps with Spark, for a table on an object store."""
@@ -105,12 +181,31 @@ def _tidy_by_spark(
     compacted = written = 0
     try:
         with sinks.session_settings(spark, settings), sinks.commit_note(spark, tidying.UPKEEP_NOTE):
-            if cutoff is not None and tidying.HISTORY_COLUMN in table.partition_by:
-                target.delete(F.col(tidying.HISTORY_COLUMN) < F.lit(cutoff))
             if observed is not None and table.name in tidying.OBSERVED_TABLES:
                 target.delete(F.col(tidying.OBSERVED_COLUMN) < F.lit(observed))
-            if closed is not None and table.name in tidying.CLOSED_TABLES:
-                target.delete(F.col(tidying.CLOSED_COLUMN) < F.lit(closed))
+            if (
+                closed is not None
+                and closed_floor is not None
+                and table.name in tidying.CLOSED_TABLES
+            ):
+                # Closed before the cutoff and written before the floor (the data files'
+                # modification time): a replayed interval stays for the retention after its read.
+                modified = F.col("_metadata.file_modification_time")
+                days = [
+                    r[0]
+                    for r in spark.read.format("delta")
+                    .load(config.table_path(table.name))
+                    .where(F.col(tidying.CLOSED_COLUMN) < F.lit(closed))
+                    .groupBy(tidying.CLOSED_COLUMN)
+                    .agg(F.max(modified).alias("written"))
+                    .where(
+                        F.col("written")
+                        < F.lit(dt.datetime.fromtimestamp(closed_floor / 1000, dt.UTC))
+                    )
+                    .collect()
+                ]
+                if days:
+                    target.delete(F.col(tidying.CLOSED_COLUMN).isin(days))
             if detected is not None and table.name == tidying.FINDINGS_TABLE:
                 target.delete(F.col(tidying.FINDINGS_COLUMN) < F.lit(detected))
             metrics = target.optimize().executeCompaction().first()
