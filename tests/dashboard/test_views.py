@@ -60,6 +60,34 @@ def test_fleet_puts_the_critical_group_first(store: DeltaStore) -> None:
     assert list(only["group"]) == [GROUP]
 
 
+def test_no_group_falls_out_of_the_fleet(tmp_path: Path) -> None:
+    """A group whose snapshots are gone (the state a table-by-table retention left the demo's
+    replayed incidents in) is still listed, from its findings and members, with the health its
+    findings give: critical, and first."""
+    from deltalake import DeltaTable
+
+    build(tmp_path)
+    DeltaTable(str(tmp_path / "group_snapshots")).delete(f"\"group\" = '{GROUP}'")
+    store = DeltaStore(tmp_path)
+    assert GROUP not in set(store.read("group_snapshots")["group"])
+    fleet = views.fleet(
+        store.read("group_snapshots"),
+        store.read("findings"),
+        store.read("member_assignments"),
+        Filters(),
+    )
+    health = dict(zip(fleet["group"], fleet["health"], strict=True))
+    assert health == {GROUP: "critical", "billing": "ok", "payments": "ok"}
+    assert list(fleet["group"])[0] == GROUP
+    only_members = views.fleet(
+        store.read("group_snapshots").iloc[0:0],
+        store.read("findings").iloc[0:0],
+        store.read("member_assignments"),
+        Filters(),
+    )
+    assert set(only_members["group"]) == {GROUP, "billing", "payments"}
+
+
 def test_matrix_marks_overlap_and_stale_claims(store: DeltaStore) -> None:
     m = views.ownership_matrix(
         store.read("member_assignments"),

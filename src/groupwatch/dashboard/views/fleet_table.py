@@ -309,6 +309,60 @@ def fleet_base(
     return out
 
 
+def with_every_group(
+    base: pd.DataFrame, findings: pd.DataFrame, others: pd.Series | None = None
+) -> pd.DataFrame:
+    """:func:`fleet_base`'s rows and a row for each group that has rows in another table
+    (``findings``, or the names in ``others``: ``member_assignments``, ``partition_lag``) but no
+    snapshot left: no group falls out of the fleet because one table lost or never had it.
+
+    Such a group's findings at its newest generation among them are its open ones (there is no
+    snapshot to say it moved on), and give it its health."""
+    if "group" not in findings:
+        findings = pd.DataFrame(columns=["group", "generation", "severity"])
+    names = {str(g) for g in findings["group"].dropna()}
+    if others is not None:
+        names |= {str(g) for g in others.dropna()}
+    missing = sorted(names - set(base["group"]))
+    if not missing:
+        return base
+    mine = findings[findings["group"].isin(missing)]
+    newest = mine.groupby("group")["generation"].max() if not mine.empty else pd.Series()
+    at_newest = (
+        mine[
+            (mine["generation"] == mine["group"].map(newest)).fillna(False).astype(bool)
+            | mine["group"].map(newest).isna()
+        ]
+        if not mine.empty
+        else mine
+    )
+    worst = (
+        _worst_of(at_newest["severity"], at_newest["group"]) if not at_newest.empty else pd.Series()
+    )
+    n_open = at_newest.groupby("group").size() if not at_newest.empty else pd.Series()
+    groups = pd.Series(missing, dtype=object)
+    extra = pd.DataFrame(
+        {
+            "group": missing,
+            "group_type": modern.CLASSIC,
+            "health": groups.map(worst).fillna(HEALTHY).values,
+            "last_generation": [
+                None if is_null(newest.get(g)) else int(newest[g]) for g in missing
+            ],
+            "assignment_epoch": None,
+            "member_count": 0,
+            "protocol": None,
+            "last_seen": pd.NaT,
+            "open_findings": groups.map(n_open).fillna(0).astype("int64").values,
+        },
+        columns=BASE_COLUMNS,
+    )
+    extra["last_seen"] = pd.to_datetime(extra["last_seen"], utc=True)
+    if base.empty:
+        return extra
+    return pd.concat([base, extra], ignore_index=True)
+
+
 def window_counts(findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
     """Per group, its findings in the filters' window by severity (by when they were
     detected)."""
@@ -342,6 +396,10 @@ def fleet_rows(
     (:func:`lag.group_lag`; ``None``: not known), in the filters' order (default: needing
     attention first)."""
     now = now or datetime.now(UTC)
+    others = [topics["group"]] if "group" in topics else []
+    if group_lag is not None and not group_lag.empty:
+        others.append(group_lag.index.to_series())
+    base = with_every_group(base, findings, pd.concat(others) if others else None)
     out = lag.with_group_lag(base, group_lag)
     if filters.group:
         out = out[out["group"] == filters.group]
@@ -382,7 +440,5 @@ def fleet(
     now: datetime | None = None,
 ) -> pd.DataFrame:
     """One row per group, the ones that need attention first."""
-    if snapshots.empty:
-        return pd.DataFrame(columns=COLUMNS)
     base = fleet_base(snapshots, findings, members)
     return fleet_rows(base, snapshots, findings, group_topics(members), filters, now)
