@@ -55,3 +55,56 @@ def test_other_columns_are_formatted_value_by_value() -> None:
     mixed = pd.Series([pd.Timestamp("2026-11-29T05:00:00.5", tz="UTC"), None], dtype=object)
     assert charts._iso(mixed) == _one_by_one(mixed)
     assert charts._iso(pd.Series([], dtype="datetime64[us, UTC]")) == []
+
+
+def test_an_empty_chart_says_so_and_draws_no_axes() -> None:
+    nothing = pd.DataFrame({"t": pd.Series(dtype="datetime64[ns, UTC]"), "y": [], "s": []})
+    for fig in (
+        charts.empty("Quarantined records", note="no record quarantined yet"),
+        charts.lines(nothing, "t", ["y"], "Throughput"),
+        charts.by_series(nothing, "t", "y", "s", "Lag"),
+        charts.bubbles(nothing, "t", "y", nothing["y"], "s", [], "Generations"),
+    ):
+        assert fig["data"] == []
+        assert fig["layout"]["xaxis"] == {"visible": False}
+        assert fig["layout"]["yaxis"] == {"visible": False}
+        assert fig["layout"]["annotations"][0]["text"]
+
+
+def test_a_single_point_sits_in_an_hour_of_time() -> None:
+    one = pd.DataFrame({"t": pd.to_datetime(["2026-11-24T12:00:00Z"]), "y": [3.0]})
+    fig = charts.lines(one, "t", ["y"], "Lag")
+    lo, hi = (pd.Timestamp(v) for v in fig["layout"]["xaxis"]["range"])
+    assert hi - lo == pd.Timedelta(hours=1) and lo < one["t"][0] < hi
+    wide = pd.DataFrame({"t": pd.to_datetime(["2023-05-02T00:00:00Z", "2026-11-24T00:00:00Z"]),
+                         "y": [1.0, 2.0]})  # fmt: skip
+    assert "range" not in (charts.lines(wide, "t", ["y"], "Lag")["layout"].get("xaxis") or {})
+
+
+def test_replayed_records_findings_are_counted_apart_from_the_live_latency() -> None:
+    from groupwatch.dashboard import views
+    from groupwatch.dashboard.filters import Filters
+
+    now = pd.Timestamp("2026-11-24T12:00:00Z")
+    ms = [int((now - pd.Timedelta(seconds=2)).value // 1e6),
+          int(pd.Timestamp("2023-05-02T00:00:00Z").value // 1e6)]  # fmt: skip
+    findings = pd.DataFrame(
+        {
+            "detected_at": [now, now],
+            "source": [{"timestamp": ms[0]}, {"timestamp": ms[1]}],
+            "group": ["live", "kafka-7026"],
+        }
+    )
+    per_minute = pd.DataFrame({"minute": [now.floor("1min")], "records": [5]})
+    tp = views.throughput(per_minute, findings, Filters())
+    assert tp["max_finding_latency_s"].max() == pytest.approx(2.0)
+    assert tp["replayed_findings"].sum() == 1
+
+
+def test_a_claim_without_a_generation_says_why() -> None:
+    from groupwatch.dashboard.views.matrix import claim_words
+
+    assert claim_words(3, "sticky", 1) == "3"
+    assert claim_words(-1, "sticky", 1) == "none: StickyAssignor user data v0"
+    assert claim_words(-1, "sticky", 1, claimed=False) == "none: nothing claimed"
+    assert claim_words(None, None, 1).startswith("none: ConsumerProtocolSubscription v1")

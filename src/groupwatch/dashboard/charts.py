@@ -76,9 +76,74 @@ def layout(title: str, height: int = 260, **more: Any) -> dict[str, Any]:
     return {"title": {"text": title}, "height": height, "margin": _MARGIN, **more}
 
 
-def empty(title: str, height: int = 260) -> Figure:
-    """A chart with a title and nothing in it (no rows to plot)."""
-    return {"data": [], "layout": layout(title, height)}
+#: What an empty chart says instead of drawing axes over nothing.
+NOTHING_YET = "nothing to show yet"
+#: The narrowest time axis drawn: a single point (or points a moment apart) sits in the middle
+#: of this much time instead of on Plotly's sub-millisecond ticks.
+MIN_TIME_SPAN = pd.Timedelta(hours=1)
+
+
+def empty(title: str, height: int = 260, note: str = NOTHING_YET) -> Figure:
+    """A chart with a title that says in words there is nothing in it (no axes drawn)."""
+    hidden = {"visible": False}
+    return {
+        "data": [],
+        "layout": layout(
+            title,
+            height,
+            xaxis=hidden,
+            yaxis=hidden,
+            annotations=[
+                {
+                    "text": note,
+                    "showarrow": False,
+                    "xref": "paper",
+                    "yref": "paper",
+                    "x": 0.5,
+                    "y": 0.5,
+                    "font": {"size": 14, "color": "#666"},
+                }
+            ],
+        ),
+    }
+
+
+def _has_points(fig: Figure) -> bool:
+    """Whether any trace has a point with a value to draw."""
+    for trace in fig["data"]:
+        ys = trace.get("y") or []
+        xs = trace.get("x") or []
+        if any(v is not None for v in ys) and any(v is not None for v in xs):
+            return True
+    return False
+
+
+def said(fig: Figure, time_axis: bool = True) -> Figure:
+    """Every chart's last step: an empty one says so in words, and a time axis spans at least
+    :data:`MIN_TIME_SPAN` around its points (a single point is not drawn on ticks half a
+    millisecond apart)."""
+    title = str(fig["layout"].get("title", {}).get("text", ""))
+    if not _has_points(fig):
+        return empty(title, int(fig["layout"].get("height", 260)))
+    if time_axis:
+        times = pd.to_datetime(
+            [v for t in fig["data"] for v in (t.get("x") or []) if v is not None],
+            utc=True,
+            format="ISO8601",
+        )
+        lo, hi = times.min(), times.max()
+        if hi - lo < MIN_TIME_SPAN:
+            middle = lo + (hi - lo) / 2
+            axis = dict(fig["layout"].get("xaxis") or {})
+            axis.update(
+                type="date",
+                range=[
+                    (middle - MIN_TIME_SPAN / 2).isoformat(),
+                    (middle + MIN_TIME_SPAN / 2).isoformat(),
+                ],
+            )
+            fig["layout"]["xaxis"] = axis
+    return fig
 
 
 def stacked_bars(
@@ -98,10 +163,14 @@ def stacked_bars(
                 "marker": {"color": colours.get(str(name), PALETTE[i % len(PALETTE)])},
             }
         )
-    return {
-        "data": traces,
-        "layout": layout(title, 280, barmode="relative", legend={"title": {"text": colour}}),
-    }
+    timed = bool(len(frame)) and pd.api.types.is_datetime64_any_dtype(frame[x])
+    return said(
+        {
+            "data": traces,
+            "layout": layout(title, 280, barmode="relative", legend={"title": {"text": colour}}),
+        },
+        time_axis=timed,
+    )
 
 
 def bubbles(
@@ -142,12 +211,14 @@ def bubbles(
                 },
             }
         )
-    return {
-        "data": traces,
-        "layout": layout(
-            title, yaxis={"title": {"text": y_title or y}}, xaxis={"title": {"text": x}}
-        ),
-    }
+    return said(
+        {
+            "data": traces,
+            "layout": layout(
+                title, yaxis={"title": {"text": y_title or y}}, xaxis={"title": {"text": x}}
+            ),
+        }
+    )
 
 
 def gantt(
@@ -181,17 +252,20 @@ def gantt(
             }
         )
     lanes = frame[lane].nunique()
-    return {
-        "data": traces,
-        "layout": layout(
-            title,
-            max(260, 40 * lanes + 120),
-            barmode="overlay",
-            xaxis={"type": "date"},
-            yaxis={"autorange": "reversed"},
-            legend={"title": {"text": colour}},
-        ),
-    }
+    return said(
+        {
+            "data": traces,
+            "layout": layout(
+                title,
+                max(260, 40 * lanes + 120),
+                barmode="overlay",
+                xaxis={"type": "date"},
+                yaxis={"autorange": "reversed"},
+                legend={"title": {"text": colour}},
+            ),
+        },
+        time_axis=False,
+    )
 
 
 def lines(frame: pd.DataFrame, x: str, ys: list[str], title: str) -> Figure:
@@ -207,7 +281,7 @@ def lines(frame: pd.DataFrame, x: str, ys: list[str], title: str) -> Figure:
         }
         for i, y in enumerate(ys)
     ]
-    return {"data": traces, "layout": layout(title, legend={"title": {"text": "variable"}})}
+    return said({"data": traces, "layout": layout(title, legend={"title": {"text": "variable"}})})
 
 
 def by_series(frame: pd.DataFrame, x: str, y: str, series: str, title: str) -> Figure:
@@ -223,7 +297,11 @@ def by_series(frame: pd.DataFrame, x: str, y: str, series: str, title: str) -> F
         }
         for i, (name, part) in enumerate(frame.groupby(series, sort=True))
     ]
-    return {
-        "data": traces,
-        "layout": layout(title, legend={"title": {"text": series}}, yaxis={"rangemode": "tozero"}),
-    }
+    return said(
+        {
+            "data": traces,
+            "layout": layout(
+                title, legend={"title": {"text": series}}, yaxis={"rangemode": "tozero"}
+            ),
+        }
+    )

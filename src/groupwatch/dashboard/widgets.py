@@ -291,7 +291,8 @@ def ownership_table(m: views.Matrix, page: int | None = None, href: Any = None) 
                         m_.member_id,
                         html.Br(),
                         html.Small(
-                            f"claim gen {m_.claim_generation}" + (" (stale)" if m_.stale else ""),
+                            f"claim gen {m_.claim_text or m_.claim_generation}"
+                            + (" (stale)" if m_.stale else ""),
                             className="warn" if m_.stale else "",
                         ),
                     ]
@@ -391,7 +392,7 @@ def classic_members_table(m: views.Matrix, page: int | None, href: Any) -> Compo
                 html.Td(m_.member_id),
                 html.Td(fmt(m_.client_id)),
                 html.Td(
-                    f"{m_.claim_generation}" + (" (stale)" if m_.stale else ""),
+                    f"{m_.claim_text or m_.claim_generation}" + (" (stale)" if m_.stale else ""),
                     className="warn" if m_.stale else "",
                 ),
                 html.Td(", ".join(assigned.get(m_.member_id, []))),

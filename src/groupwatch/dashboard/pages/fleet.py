@@ -217,7 +217,7 @@ def render(memo: Memo, f: Filters) -> list[Component]:
             over, "bucket", "count", "severity", SEVERITY_COLOURS, "Findings over time"
         )
         if not over.empty
-        else charts.empty("Findings over time (none)", 280)
+        else charts.empty("Findings over time", 280, note="no findings yet")
     )
     return [
         html.H2("Fleet"),

@@ -78,7 +78,7 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         for g in matrix.generations
     ]
     if tl.empty:
-        fig = charts.empty("Generations")
+        fig = charts.empty("Generations", note="no snapshot of this group kept yet")
     else:
         fig = charts.bubbles(
             tl,
@@ -136,7 +136,7 @@ def _modern(
         for g in matrix.generations
     ]
     if tl.empty:
-        fig = charts.empty("Group epochs")
+        fig = charts.empty("Group epochs", note="no group-epoch record of this group kept yet")
     else:
         fig = charts.bubbles(
             tl,

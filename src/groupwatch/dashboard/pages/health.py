@@ -27,7 +27,7 @@ def render(memo: Memo, f: Filters, metrics_url: str | None = None) -> list[Compo
             q, "error_kind", "count", "stage", {}, "Quarantined records by error kind"
         )
         if not q.empty
-        else charts.empty("Quarantine (empty)")
+        else charts.empty("Quarantined records", note="no record quarantined yet")
     )
     v = views.validation_summary(store.read("validation_results"), f)
     per_minute = memo.fold("health", "group_snapshots", views.records_per_minute, RECORD_TIMES)
@@ -36,11 +36,12 @@ def render(memo: Memo, f: Filters, metrics_url: str | None = None) -> list[Compo
         charts.lines(
             tp,
             "minute",
-            ["records", "max_finding_latency_s"],
-            "Group-metadata records per minute; finding latency (s)",
+            ["records", "max_finding_latency_s", "replayed_findings"],
+            "Group-metadata records per minute; live finding latency (s); findings on "
+            "replayed or backfilled records (count, their age is not a latency)",
         )
         if not tp.empty
-        else charts.empty("Throughput (no data)")
+        else charts.empty("Throughput and finding latency", note="no record read yet")
     )
     out: list[Component] = [
         html.H2("Data health"),

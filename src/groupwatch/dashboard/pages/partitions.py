@@ -40,7 +40,7 @@ def render(memo: Memo, f: Filters) -> list[Component]:
     now = pd.Timestamp(datetime.now(UTC))
     hist = hist.assign(type=modern.types(hist).map(modern.label))
     if hist.empty:
-        fig = charts.empty("Ownership over time (nothing matches)")
+        fig = charts.empty("Ownership over time", note="no ownership interval matches")
     else:
         plot = hist.assign(
             # one row per (partition, member): two owners at once show as parallel bars

@@ -44,6 +44,32 @@ class MatrixMember:
     #: Modern groups: the member's epoch and state (STABLE, UNREVOKED, UNRELEASED, ...).
     member_epoch: int | None = None
     state: str | None = None
+    #: The claim's generation in words (:func:`claim_words`).
+    claim_text: str = ""
+
+
+def claim_words(
+    claim_generation: int | None,
+    user_data_kind: str | None,
+    subscription_version: int | None,
+    claimed: bool = True,
+) -> str:
+    """A claim's generation as the page shows it: the number, or why the member's claim has
+    none (Kafka's encodings that carry no generation), never a bare -1."""
+    if claim_generation is not None and claim_generation >= 0:
+        return str(claim_generation)
+    if not claimed:
+        # Java's assignors write generation -1 with nothing owned before a first assignment.
+        return "none: nothing claimed"
+    if user_data_kind == "sticky":
+        # StickyAssignor user data v0 (before KIP-341) holds the partitions only.
+        return "none: StickyAssignor user data v0"
+    if user_data_kind == "cooperative-sticky":
+        return "none: no generation in the CooperativeStickyAssignor user data"
+    if subscription_version is not None and subscription_version >= 1:
+        # Owned partitions came with ConsumerProtocolSubscription v1, their generation with v2.
+        return f"none: ConsumerProtocolSubscription v{subscription_version} has no generation"
+    return "none: no claim"
 
 
 @dataclass
@@ -98,7 +124,13 @@ def ownership_matrix(
         cgen = -1 if pd.isna(row["claim_generation"]) else int(row["claim_generation"])
         claim = tp_pairs(row["claim"])
         stale = stale_of.get(member, set())
-        mm.append(MatrixMember(member, row["client_id"], cgen, bool(stale)))
+        words = claim_words(
+            cgen,
+            None if pd.isna(row["user_data_kind"]) else str(row["user_data_kind"]),
+            None if pd.isna(row["subscription_version"]) else int(row["subscription_version"]),
+            claimed=bool(claim),
+        )
+        mm.append(MatrixMember(member, row["client_id"], cgen, bool(stale), claim_text=words))
         topics.update(list(row["topics"]) if row["topics"] is not None else [])
         for tp in claim:
             c = cells.setdefault(tp, {}).setdefault(member, Cell())
