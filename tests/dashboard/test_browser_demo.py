@@ -103,6 +103,12 @@ def test_a_group_page_draws_its_generations_and_names_its_claims(
     assert timeline["points"] > 0, timeline
     text = page.inner_text("body")
     assert "claim gen -1" not in text
+    # The overlap's generation: each member's expected assignment (the sticky assignor's
+    # re-run, the replay's old clients leaving no sticky_divergence) beside its actual one.
+    beside = page.query_selector_all("#expected-beside tbody tr")
+    assert len(beside) >= 2, "no expected assignment beside the actual one"
+    cells = [[c.inner_text() for c in r.query_selector_all("td")] for r in beside]
+    assert any(row[1] != row[2] for row in cells), cells
     page.screenshot(path=str(ARTIFACTS / f"demo-group-{group}.png"), full_page=True)
 
 

@@ -145,3 +145,29 @@ def test_pages_render_without_a_browser(store: DeltaStore) -> None:
     for path in ("/", "/group", "/partitions", "/health", "/nope"):
         assert pages.render(path, parse(f"?group={GROUP}"))
     assert "ownership-matrix" in str(pages.render("/group", parse(f"?group={GROUP}")))
+
+
+def test_the_expected_assignment_beside_the_actual_one_on_a_critical_generation(
+    store: DeltaStore,
+) -> None:
+    from groupwatch.dashboard.views.expected import expected_beside_actual
+
+    def beside(group: str, generation: int) -> dict[str, tuple[str, str]]:
+        frame = expected_beside_actual(
+            store.read("member_assignments"),
+            store.read("findings"),
+            store.read("group_snapshots"),
+            group,
+            generation,
+        )
+        return {r["member"]: (r["actual"], r["expected"]) for _, r in frame.iterrows()}
+
+    # The sticky_divergence evidence of the overlapping generation: c1-aaa should not hold
+    # orders-0, which c2-bbb holds too.
+    assert beside(GROUP, 3) == {
+        "c1-aaa": ("orders-0", ""),
+        "c2-bbb": ("orders-0, orders-2", "orders-0, orders-2"),
+        "c3-ccc": ("orders-1", "orders-1"),
+    }
+    # Nothing critical there: nothing beside.
+    assert beside("billing", 5) == {}

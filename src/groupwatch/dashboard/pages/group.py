@@ -17,6 +17,7 @@ from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
 from groupwatch.dashboard.pages import fleet
+from groupwatch.dashboard.views.expected import expected_beside_actual
 from groupwatch.dashboard.widgets import (
     MEMBERS_PAGE,
     classic_members_table,
@@ -108,8 +109,32 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         findings_table(gf_gen, "group-findings"),
         html.H3("Difference to the expected (re-run) assignment"),
         grid(views.expected_diff(findings, group, matrix.generation), "expected-diff"),
+        *_expected_beside(members, findings, snaps, group, matrix.generation),
         html.H3("All findings of the group in the window"),
         findings_table(gf, "group-findings-all"),
+    ]
+
+
+def _expected_beside(
+    members: pd.DataFrame,
+    findings: pd.DataFrame,
+    snaps: pd.DataFrame,
+    group: str,
+    generation: int | None,
+) -> list[Component]:
+    """On a generation with a critical finding: each member's expected assignment beside its
+    actual one (nothing on a healthy generation)."""
+    beside = expected_beside_actual(members, findings, snaps, group, generation)
+    if beside.empty:
+        return []
+    return [
+        html.H3(f"Expected assignment beside the actual one, generation {generation}"),
+        html.P(
+            "What Kafka's sticky assignor gives from the members' subscriptions, claims and "
+            "claim generations, as a correct generation-aware leader would.",
+            className="note",
+        ),
+        grid(beside, "expected-beside"),
     ]
 
 
