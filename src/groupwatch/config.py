@@ -101,7 +101,8 @@ class JobConfig:
     #: small batch"); larger ones in Spark and the Python workers. Needs the tables on a file
     #: system the driver sees. 0 = always in Spark. 100,000: five seconds of 4,000 commits/s
     #: and more stay on the driver, where a batch of them takes the Spark path's third
-    #: (docs/performance.md, "Open intervals bucketed by group; committed offsets folded").
+    #: (bench/HISTORY.md, "Open intervals bucketed by group; committed offsets folded before
+    #: each poll").
     driver_stage_rows: int = 100_000
 
 
@@ -136,7 +137,8 @@ class UpkeepConfig:
     #: ``findings`` rows detected more than this many days before the stream's clock are
     #: deleted (0 = keep forever).  Every batch that finds something MERGEs into the whole
     #: table (a finding id may be anywhere in it), about 0.14 s per million findings kept
-    #: (docs/performance.md): a year bounds that and keeps a year of "when did it go wrong".
+    #: (bench/HISTORY.md, "The findings MERGE and the findings kept"): a year bounds that and
+    #: keeps a year of "when did it go wrong".
     findings_retention_days: int = 365
     #: A past day of the history tables (``group_snapshots``, ``member_assignments``, closed
     #: ``partition_ownership`` intervals) is rewritten once, sorted by group in row groups of
@@ -280,7 +282,8 @@ class LagConfig:
     #: partitions, judged as columns) then share no interpreter with the batches, and the
     #: keeper's memory leaves the driver
     #: (batch p95 0.84x on the live model, record -> finding p95 0.76x at fleet scale:
-    #: docs/performance.md).  False: a driver thread judges, as before.
+    #: bench/HISTORY.md, "A poll judged in a process of its own").  False: a driver thread
+    #: judges, as before.
     judge_process: bool = True
 
     def rules(self) -> LagRules:

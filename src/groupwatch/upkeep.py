@@ -73,7 +73,8 @@ def properties(upkeep: UpkeepConfig, *, local: bool = True) -> dict[str, str]:
     log is cut back by the writers' own cleanup, as before.  delta-rs's cleanup after every
     commit lists and reads the whole log: at 3,000 log entries it was half of a ten-row
     append's time (33 against 17 ms), and what made the appends slow down with uptime
-    (docs/performance.md, "Ageing").  With upkeep off, the writers clean as Delta's default."""
+    (bench/HISTORY.md, "Ageing: what weeks of batches leave in the tables, and table upkeep",
+    *The writers' log cleanup*).  With upkeep off, the writers clean as Delta's default."""
     return {
         "delta.enableExpiredLogCleanup": (
             "false" if upkeep.every_n_batches > 0 and local else "true"

@@ -33,7 +33,8 @@ GROUPS = 3000
 #: waited for: its time on a busy machine says more about the machine).
 FIRST_LOAD_S = 90.0
 #: A whole page load: Dash's and Plotly.js's scripts, then the page's callbacks (the server's
-#: part is under 0.1 s at 10,000 groups, docs/performance.md). Set for two cores shared with
+#: part is under 0.1 s at 10,000 groups, bench/HISTORY.md, "The dashboard at fleet scale").
+#: Set for two cores shared with
 #: other test runs and Spark jobs (load average 25: 4-18 s per page load measured); the page
 #: that built a row per group took over a minute at 10,000 groups on the server alone.
 LOAD_S = 30.0

@@ -10,7 +10,8 @@ group's records to one partition of ``__consumer_offsets``, so a task holds ever
 each group it sees and its rows are final. A live batch small enough for the driver runs the
 same functions there. A window over the whole batch (a shuffle of every commit and a sort)
 cost three quarters of a start-up's committed-offsets step, and the per-(group, topic)
-aggregate was a second pass over the same commits (docs/performance.md).
+aggregate was a second pass over the same commits (bench/HISTORY.md, "Both commit aggregates
+from one pass, as columns in the tasks that hold them").
 
 The byte layouts are those of :mod:`groupwatch.spark.keys` and of ``OffsetCommitValue``'s first
 fields; ``tests/integration/test_committed_newest.py`` and ``test_commit_aggregates.py`` hold the

@@ -16,7 +16,8 @@ A MERGE's source is a batch's rows, already in memory and bounded (``delta.drive
 so delta-rs takes it whole (``streamed_exec=False``) rather than as a stream (which is meant
 for sources too large for memory, and keeps delta-rs from deriving a pruning predicate from
 the source's values): the MERGE of a live batch's 4,000 newest commits into the 1.2 M rows of
-``committed_offsets`` took 0.73 s against 0.85 s streamed (docs/performance.md).
+``committed_offsets`` took 0.73 s against 0.85 s streamed (bench/HISTORY.md, "Fleet-scale
+latency over 40 samples; the lag poll's child and its copies; a MERGE's source taken whole").
 
 A write that loses a commit race it cannot resolve (an analyst's OPTIMIZE removed files a MERGE
 read) is run again on the table as the winner left it, up to ``CONFLICT_ATTEMPTS`` times: the

@@ -49,7 +49,8 @@ ASK_TIMEOUT_SECONDS = 15
 #: after each call into the JVM, several times per call, up to the switch interval each time,
 #: and a batch makes hundreds of such calls.  A trivial JVM call took 0.4 ms alone, 28 ms
 #: beside a busy thread at 5 ms, 1.7 ms at 0.2 ms, the busy thread keeping its pace
-#: (``bench/bench_switch_interval.py``, docs/performance.md).
+#: (``bench/bench_switch_interval.py``; bench/HISTORY.md, "A poll beside the batches: the
+#: interpreter's switch interval").
 POLL_SWITCH_INTERVAL = 0.0002
 #: A ``Map<TopicPartition, Long>``'s text: ``{topic-partition=offset, ...}`` (a topic name is
 #: letters, digits, ``.``, ``_`` and ``-``: the partition is the digits after its last ``-``).
@@ -803,7 +804,8 @@ class LagPoller:
         """Seconds between the starts of two polls: ``lag.poll_seconds``.  Judged in the
         driver, stretched to twice the last poll's time when that is longer, so that polls take
         at most half of the driver's interpreter from the batches (1.2 M committed partitions:
-        3-6 s a poll on two cores, docs/performance.md).  Judged in a process of its own, a
+        3-6 s a poll on two cores, bench/HISTORY.md, "A poll judged as columns").  Judged in a
+        process of its own, a
         poll holds the driver's interpreter only to ask the brokers and to hand the answer
         over, so only a poll longer than ``lag.poll_seconds`` stretches it (to the poll's
         own time: one poll at a time): doubled, a busy fleet's lag was twice as old."""

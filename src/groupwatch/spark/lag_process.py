@@ -1,8 +1,9 @@
 """A lag poll's judgement in a Python process of its own (``lag.judge_process``).
 
 A poll judges every committed partition: 3-6 s of Python at the 1.2 M partitions of the
-cluster model, judged as columns (docs/performance.md).  In a driver thread those seconds share
-the interpreter with the batches, whose every call into the JVM then waits for it
+cluster model, judged as columns (bench/HISTORY.md, "A poll judged as columns").  In a driver
+thread those seconds share the interpreter with the batches, whose every call into the JVM
+then waits for it
 (docs/lag.md).  Here the
 driver keeps what needs Spark (asking the brokers, through the JVM) and hands everything else
 to a child process: the commits and owners read from the tables, the keeper and its memory,

@@ -4,8 +4,9 @@ Polls are made on the brokers' clock, not the stream's: Spark's Kafka source run
 micro-batch while ``__consumer_offsets`` receives nothing, and a poll made only after a batch
 would stop exactly when the commits stop (a consumer that stopped on a quiet cluster would
 never be judged ``stopped``).  And a poll judged inside a batch holds the stream up for as long
-as it takes (3-6 s at 1.2 M committed partitions, docs/performance.md).  So every second
-this thread looks whether a poll is due and the stream lets it judge (``known``: not while
+as it takes (3-6 s at 1.2 M committed partitions, bench/HISTORY.md, "A poll judged as
+columns").  So every second this thread looks whether a poll is due and the stream lets it
+judge (``known``: not while
 a backlog is read), judges without the batches' lock, and takes the lock only to write: the
 batches and the poll write ``findings``, and the lag tables have one writer at a time.  A
 failed poll is logged and the next one tried: the thread never ends the job, and never fails

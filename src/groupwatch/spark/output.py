@@ -9,9 +9,10 @@ as Arrow; no JSON is written in Python and parsed back in Spark, which on a back
 An array per table, not a struct per row: a null struct still fills every column of its table
 in Arrow, so a row of one table carried the other five tables' 75 columns as nulls, about a
 kilobyte a row.  The cluster model's start-up returned 2 GB from Python for 1.9 million rows
-this way, most of them ownership intervals of a hundred bytes (docs/performance.md).  A group's
-rows of one table now travel as one array value, in output rows of at most :data:`BATCH_ROWS`
-table rows.
+this way, most of them ownership intervals of a hundred bytes (bench/HISTORY.md, "Start-up:
+the first commits by position, a key's form once per prefix, arrays per table").  A
+group's rows of one table now travel as one array value, in output rows of at most
+:data:`BATCH_ROWS` table rows.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ _RESERVED = {
 #: request until data arrives or this time passes (500 ms by Kafka's default); the next range
 #: read with that consumer waits for it first.  With each task reading 25 of
 #: ``__consumer_offsets``' 50 partitions in turn, reading 500 records took 13.3 s at 500 ms
-#: and 0.9 s at 10 ms (docs/performance.md).
+#: and 0.9 s at 10 ms (bench/HISTORY.md, "The state from the driver's memory, a short fetch
+#: wait, and state read in small batches").
 CONSUMER_DEFAULTS = {"kafka.fetch.max.wait.ms": "10"}
 
 RAW_TABLE = "raw_records"

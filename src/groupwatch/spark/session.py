@@ -83,7 +83,8 @@ def base_settings(config: Config, *, local: bool = True) -> dict[str, str]:
         # Generated code is cached by its source, 100 classes by default: a batch that runs
         # its Python stage in the workers plans more distinct operators than that, so every
         # batch compiled them all again (70-100 compilations per 10 s of a live stream,
-        # 5-90 ms each, measured from CodeGenerator's log in docs/performance.md).
+        # 5-90 ms each, measured from CodeGenerator's log: bench/HISTORY.md, "A small batch
+        # on the driver").
         "spark.sql.codegen.cache.maxEntries": "1000",
         # Spark masks option values whose names match this in plans, logs and the UI;
         # Kafka's JAAS line carries a password under a name without "password" in it.

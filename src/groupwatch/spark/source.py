@@ -235,8 +235,9 @@ def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False)
     by an aggregation of longs, and its row fetched by a semi-join on the positions, broadcast.
     The aggregation of the rows themselves (binary key and value in its buffer) cannot be
     hashed: Spark sorted every commit of a backlog for it (7 million, spilling 1.6 GB, 28 s of
-    a start-up of the cluster model; docs/performance.md).  Otherwise (an offset past 2^42) the
-    rows are aggregated.
+    a start-up of the cluster model; bench/HISTORY.md, "Start-up: the first commits by
+    position, a key's form once per prefix, arrays per table").  Otherwise (an offset past
+    2^42) the rows are aggregated.
     """
     from pyspark.sql import functions as F
 

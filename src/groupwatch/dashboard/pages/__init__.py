@@ -131,7 +131,8 @@ class Pages:
         """Read the tables and compute the fleet page's aggregates once, before anyone asks
         (``groupwatch dashboard`` does it at start-up, in the background): the first request
         of a fleet of 10,000 groups would otherwise wait for them, about 2 s on two cores
-        (docs/performance.md). Returns the seconds it took."""
+        (bench/HISTORY.md, "On the cluster model's tables, on a quiet machine"). Returns the
+        seconds it took."""
         started = time.perf_counter()
         self.render("/", Filters())
         return time.perf_counter() - started

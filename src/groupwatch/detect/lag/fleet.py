@@ -3,8 +3,9 @@ with Python only for the partitions whose verdict needs more than arithmetic.
 
 At every poll the job judges every committed partition (1.2 million in the cluster model).
 Judged one by one in Python that cost about 15 s a poll, plus 8 s to turn the tables into
-objects and 2 s to turn the verdicts back into columns (docs/performance.md).  Nearly every
-partition of a fleet is in the same plain case at every poll: its consumer keeps up or is
+objects and 2 s to turn the verdicts back into columns (bench/HISTORY.md, "A poll judged as
+columns").  Nearly every partition of a fleet is in the same plain case at every poll: its
+consumer keeps up or is
 idle, or is behind by less than ``lag.warn_seconds``, and nothing alarms and nothing is open.
 Here those partitions are judged as arrays (NumPy over the Arrow columns read from the
 tables), with the arithmetic of :func:`judge` and
