@@ -205,6 +205,13 @@ class DetectConfig:
     #: ``rebalance_stuck`` from the brokers' view: how long a rebalancing group may go without
     #: a completed generation or a commit.
     stuck_after_seconds: int = _engine("stuck_after_ms", 1000)
+    #: Share groups: how long a share partition's start offset may stand still while records
+    #: wait and members are assigned it, before ``share_partition_stalled``.
+    share_stall_seconds: int = _engine("share_stall_ms", 1000)
+    #: The brokers' ``group.share.delivery.count.limit`` (no record states it).
+    share_delivery_count_limit: int = _engine("share_delivery_count_limit")
+    #: In-flight records at the limit minus one or more that make ``share_delivery_retries``.
+    share_retry_records: int = _engine("share_retry_records")
     #: How often the job's driver asks the brokers which groups are rebalancing (0 = never).
     stuck_check_seconds: int = 30
     #: The brokers' Kafka version (e.g. ``4.1.1``), "" if unknown.

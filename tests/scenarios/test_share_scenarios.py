@@ -6,8 +6,15 @@ A scenario is a share group's ``__share_group_state`` history::
      "states": [{"at": s, "partition": p, "snapshot"?: false, "start": n, "count"?: -1,
                  "state_epoch"?: 0, "leader_epoch"?: 0,
                  "batches"?: [[first, last, "available"|"acknowledged"|"archived", count]]}],
-     "expect": [MATCH], "expect_evidence"?: [{"partition", "archived_offsets", "delivery_counts",
-     "text"}], "forbid": [MATCH], "exhaustive": true}
+     "group_partition"?: n, "group_writes"?: [WRITE], "config"?: {DetectorConfig field: value},
+     "expect": [MATCH], "expect_evidence"?: [{"kind"?, "partition", "text"?, "evidence"?: {..},
+     "archived_offsets"?, "delivery_counts"?}], "forbid": [MATCH], "exhaustive": true}
+
+``group_writes`` are the share group's own records in ``__consumer_offsets`` partition
+``group_partition`` (members, targets, current assignments: who is assigned which partition),
+written as the modern-group library writes them (``tests/scenarios/modern_records.py``, type
+``share``, the same topic id), and fed in time order with the states (at one time, the group's
+records first).
 
 Each state is one record of the share coordinator (a ShareSnapshot when ``snapshot``, else a
 ShareUpdate), its bytes written by Kafka's own ``ShareCoordinatorRecordSerde`` (the oracle's
@@ -30,6 +37,7 @@ from groupwatch.detect import Analyzer, DetectorConfig
 from groupwatch.protocol.command import decode_line
 from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch.protocol.specs import SHARE_STATE_TOPIC
+from tests.scenarios.modern_records import build
 from tests.scenarios.test_scenarios import check
 from tests.vectors.build import java_harness
 
@@ -80,8 +88,20 @@ def _request(doc: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _group_scenario(doc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "partition": int(doc["group_partition"]),
+        "group": doc["group"],
+        "type": "share",
+        "topics": {doc["topic"]: str(uuid.uuid5(NAMESPACE, str(doc["topic"])))},
+        "writes": doc["group_writes"],
+    }
+
+
 @pytest.fixture(scope="module")
 def raw() -> dict[str, list[dict[str, Any]]]:
+    with_group = {name: _group_scenario(doc) for name, doc in DOCS.items() if "group_writes" in doc}
+    groups = build(with_group) if with_group else {}
     flat = [(name, s) for name, doc in DOCS.items() for s in doc["states"]]
     answers = java_harness([_request(DOCS[name], s) for name, s in flat])
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in DOCS}
@@ -98,11 +118,15 @@ def raw() -> dict[str, list[dict[str, Any]]]:
                 "timestamp": BASE_TIME_MS + round(float(s["at"]) * 1000),
             }
         )
+    for name, lines in groups.items():
+        # Stable: at one time the group's records come before the state's.
+        out[name] = sorted([*lines, *out[name]], key=lambda line: int(line["timestamp"]))
     return out
 
 
 def findings_of(doc: dict[str, Any], lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    analyzer = Analyzer(DetectorConfig(topic_names={topic_id(doc): str(doc["topic"])}))
+    config = DetectorConfig(topic_names={topic_id(doc): str(doc["topic"])}, **doc.get("config", {}))
+    analyzer = Analyzer(config)
     found = [f for line in lines for f in analyzer.feed(line)]
     found.extend(analyzer.finish())
     return [f.to_dict() for f in found]
@@ -115,14 +139,14 @@ def test_share_scenario(name: str, raw: dict[str, list[dict[str, Any]]]) -> None
     check(doc, found)
     assert {f["group"] for f in found} <= {doc["group"]}
     for want in doc.get("expect_evidence", []):
-        [f] = [
-            f
-            for f in found
-            if f["kind"] == "share_records_archived" and f["partition"] == want["partition"]
-        ]
-        assert f["evidence"]["archived_offsets"] == want["archived_offsets"]
-        assert f["evidence"]["delivery_counts"] == want["delivery_counts"]
-        assert f["evidence"]["topic"] == doc["topic"] and want["text"] in f["detail"]
+        kind = want.get("kind", "share_records_archived")
+        [f] = [f for f in found if f["kind"] == kind and f["partition"] == want["partition"]]
+        evidence = dict(want.get("evidence", {}))
+        for field in ("archived_offsets", "delivery_counts"):
+            if field in want:
+                evidence[field] = want[field]
+        assert {k: f["evidence"].get(k) for k in evidence} == evidence, f["evidence"]
+        assert f["evidence"]["topic"] == doc["topic"] and want.get("text", "") in f["detail"]
     # The same records as `groupwatch decode` prints them: the same findings.
     decoded = [decode_line(json.dumps(line)) for line in raw[name]]
     assert [d["error"] for d in decoded] == [None] * len(decoded)
@@ -136,5 +160,6 @@ def test_the_library_has_a_healthy_group_and_every_share_kind() -> None:
 
     share_kinds = {k.name for k in CATALOGUE if k.share}
     expected = {p["kind"] for doc in DOCS.values() for p in doc["expect"]}
-    assert expected >= share_kinds == {"share_records_archived"}
+    kinds = {"share_records_archived", "share_partition_stalled", "share_delivery_retries"}
+    assert expected >= share_kinds == kinds
     assert any(doc["expect"] == [] and doc["exhaustive"] for doc in DOCS.values())

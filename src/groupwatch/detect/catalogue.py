@@ -402,6 +402,39 @@ CATALOGUE: tuple[Kind, ...] = (
         share=True,
     ),
     Kind(
+        "share_partition_stalled",
+        "error",
+        "partition",
+        True,
+        "Share group (KIP-932): a share partition's start offset (SPSO) has not moved for "
+        "`share_stall_ms` while records wait past it and members are assigned the partition "
+        "(their `ShareGroupCurrentMemberAssignment` records): the group's consumers are not "
+        "getting through it. Records wait when the brokers' end offset is past SPSO + the "
+        "delivery-complete count (`analyze --bootstrap-server`), or, from `__share_group_state` "
+        "alone, when its state shows records in flight. The evidence names the topic, the "
+        "partition, the SPSO, since when it stood there, the members assigned and what showed "
+        "the records waiting. Resolved when the SPSO moves: a stall at the next SPSO is a "
+        "finding of its own. A share partition nobody is assigned, or with nothing waiting, "
+        "is idle, not stalled.",
+        share=True,
+    ),
+    Kind(
+        "share_delivery_retries",
+        "warning",
+        "partition",
+        False,
+        "Share group (KIP-932): `share_retry_records` or more in-flight records of one share "
+        "partition have been delivered at least `share_delivery_count_limit` - 1 times "
+        "without being acknowledged: a retry storm (consumers that time out, crash or release "
+        "what they get), about to archive records in bulk. The limit is the brokers' "
+        "`group.share.delivery.count.limit`, which no record states: groupwatch is told it "
+        "(`detect.share_delivery_count_limit`, Kafka's default 5), and the evidence says so. "
+        "A single record delivered again and again is a poison record, raised as "
+        "`share_records_archived` once the broker gives up on it, never this alone. Raised "
+        "once per first offset of the records retried.",
+        share=True,
+    ),
+    Kind(
         "task_active_twice",
         "critical",
         "partition",

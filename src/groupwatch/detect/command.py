@@ -213,10 +213,15 @@ def _lag_at_brokers(
 
 
 def _share_states(
-    analyzer: Analyzer, to: str | None, bootstrap: str | None, names: Mapping[str, str]
+    analyzer: Analyzer,
+    to: str | None,
+    bootstrap: str | None,
+    names: Mapping[str, str],
+    counts: Counter[str],
 ) -> None:
     """Say how many share partitions the input's share state records left (and, with the
-    brokers, their share lag against the end offsets now); write them to ``to``."""
+    brokers, their share lag against the end offsets now, and the stalls those show); write
+    them to ``to``."""
     if analyzer.share_states_seen == 0:
         return
     states = list(analyzer.share_states)
@@ -228,11 +233,16 @@ def _share_states(
             (names[s.key.topic_id], s.key.partition) for s in states if s.key.topic_id in names
         ]
         try:
+            asked = now_ms()
             ends = {
                 (e.topic, e.partition): e.end_offset for e in brokers.end_offsets(bootstrap, wanted)
             }
         except PartitionsError as exc:
             print(f"groupwatch analyze: {exc}; share lag not known", file=sys.stderr)
+        else:
+            ids = {name: tid for tid, name in names.items()}
+            by_id = {(ids[t], p): end for (t, p), end in ends.items() if t in ids}
+            _write(analyzer.share_look(by_id, asked), sys.stdout, counts)
 
     def end_of(topic_id: str, partition: int) -> int | None:
         name = names.get(topic_id)
@@ -332,7 +342,11 @@ def run(
         if stream is not sys.stdin:
             stream.close()
     _share_states(
-        analyzer, getattr(args, "share_state", None), args.bootstrap_server or None, names
+        analyzer,
+        getattr(args, "share_state", None),
+        args.bootstrap_server or None,
+        names,
+        by_severity,
     )
     if args.bootstrap_server:
         _look_at_brokers(analyzer, str(args.bootstrap_server), by_severity)

@@ -125,6 +125,30 @@ class DetectorConfig:
             "timeout: a rebalance within it does not alarm)"
         ),
     )
+    share_stall_ms: int = field(
+        default=300_000,
+        metadata=_doc(
+            "`share_partition_stalled`: how long (ms) a share partition's start offset may stay "
+            "where it is while records wait past it and members are assigned the partition "
+            "(ten times the brokers' default acquisition lock, 30 s: a record held that long has "
+            "been handed out and taken back many times)"
+        ),
+    )
+    share_delivery_count_limit: int = field(
+        default=5,
+        metadata=_doc(
+            "the brokers' `group.share.delivery.count.limit` (Kafka's default 5): no record of "
+            "either coordinator states it, so the engine is told it (`share_delivery_retries`)"
+        ),
+    )
+    share_retry_records: int = field(
+        default=3,
+        metadata=_doc(
+            "`share_delivery_retries`: how many in-flight records of one share partition at a "
+            "delivery count of the limit minus one or more make a retry storm (a single poison "
+            "record is `share_records_archived`'s, and does not trip it alone)"
+        ),
+    )
     max_named_members: int = field(
         default=100,
         metadata=_doc("state bound: members of the last completed generation kept by name"),
@@ -199,6 +223,10 @@ class DetectorConfig:
             < 0
         ):
             raise ValueError("KIP-848 time limits must not be negative")
+        if self.share_stall_ms < 0 or self.share_delivery_count_limit < 2:
+            raise ValueError("share_stall_ms must not be negative, the delivery limit >= 2")
+        if self.share_retry_records < 2:
+            raise ValueError("share_retry_records must be at least 2 (one is a poison record)")
         if self.stuck_skipped_generations < 1:
             raise ValueError("stuck_skipped_generations must be at least 1")
         if min(self.stuck_skipped_after_ms, self.stuck_after_ms, self.max_named_members) < 0:

@@ -33,7 +33,12 @@ from groupwatch.detect.state import GroupState, step
 
 if TYPE_CHECKING:
     from groupwatch.detect.modern import ModernState
-    from groupwatch.detect.share.state import ShareStateBook, ShareStateRecord
+    from groupwatch.detect.share.state import (
+        SharePartitionKey,
+        SharePartitionState,
+        ShareStateBook,
+        ShareStateRecord,
+    )
     from groupwatch.protocol import DecodedRecord
 
 
@@ -94,6 +99,14 @@ class Analyzer:
         self.clocks: dict[int | None, int] = {}
         #: Each share partition's state, from ``__share_group_state`` (made at its first record).
         self._share: ShareStateBook | None = None
+        #: Stream time of ``__share_group_state``: its newest record's timestamp (ms).
+        self.share_clock: int | None = None
+        #: Share partitions whose state shows records in flight: the ones a stall is looked for
+        #: at each share state record (one with nothing in flight needs the brokers' ends).
+        self._share_watch: set[SharePartitionKey] = set()
+        #: Share findings raised (by id), never raised again: a stall is raised once per start
+        #: offset it stands at, a retry storm once per first offset it holds.
+        self._share_raised: set[str] = set()
         for group, state in (states or {}).items():
             self._store(group, state)
 
@@ -229,15 +242,68 @@ class Analyzer:
         event = event_from_decoded(line)
         return self._step(event) if isinstance(event, UndecodableRecord) else []
 
+    def _share_names(self, group: str) -> dict[str, str]:
+        modern = self.modern(group)
+        return {**self.config.topic_names, **(modern.topic_names if modern else {})}
+
+    def _share_once(self, findings: Iterable[Finding | None]) -> list[Finding]:
+        out = []
+        for f in findings:
+            if f is not None and f.finding_id not in self._share_raised:
+                self._share_raised.add(f.finding_id)
+                out.append(f)
+        return out
+
     def _share_apply(self, rec: ShareStateRecord) -> list[Finding]:
-        from groupwatch.detect.share.judge import archived
+        from groupwatch.detect.share.judge import archived, retries
 
         book = self.share_states
         before = book.partitions.get(rec.key)
         after = book.add(rec)
-        modern = self.modern(rec.key.group)
-        names = {**self.config.topic_names, **(modern.topic_names if modern else {})}
-        return archived(before, after, rec, names)
+        if rec.timestamp is not None and (
+            self.share_clock is None or rec.timestamp > self.share_clock
+        ):
+            self.share_clock = rec.timestamp
+        if after is not None and after.start_offset >= 0 and after.in_flight_records > 0:
+            self._share_watch.add(rec.key)
+        else:
+            self._share_watch.discard(rec.key)
+        names = self._share_names(rec.key.group)
+        out = archived(before, after, rec, names)
+        out += self._share_once([retries(after, rec, self.config, names)])
+        if self.share_clock is not None:
+            watched = [book.partitions[k] for k in sorted(self._share_watch)]
+            out += self.share_stalls(watched, self.share_clock)
+        return out
+
+    def share_stalls(
+        self,
+        states: Iterable[SharePartitionState],
+        now_ms: int,
+        end_offsets: Mapping[tuple[str, int], int] | None = None,
+    ) -> list[Finding]:
+        """``share_partition_stalled`` of ``states`` at stream time ``now_ms``, the members
+        assigned as the group's records say now; ``end_offsets`` (topic id, partition) -> end
+        offset: the brokers' look, which tells records waiting that no consumer fetched."""
+        from groupwatch.detect.share.judge import assigned_members, stalled
+
+        found: list[Finding | None] = []
+        for s in states:
+            members = assigned_members(self.modern(s.key.group), s.key)
+            end = (
+                None if end_offsets is None else end_offsets.get((s.key.topic_id, s.key.partition))
+            )
+            found.append(
+                stalled(s, now_ms, members, self.config, self._share_names(s.key.group), end)
+            )
+        return self._share_once(found)
+
+    def share_look(self, end_offsets: Mapping[tuple[str, int], int], now_ms: int) -> list[Finding]:
+        """The brokers' end offsets of the share partitions, asked at ``now_ms``: every share
+        partition judged for a stall against them (``analyze --bootstrap-server``)."""
+        if self._share is None:
+            return []
+        return self.share_stalls(list(self._share), now_ms, end_offsets)
 
     def _idle(self, when: int | None, partition: int | None) -> list[Finding]:
         # Records the engine has no use for (offset-commit tombstones, say) still tell the time.
@@ -322,6 +388,11 @@ class Analyzer:
             if clock is None:
                 continue
             out.extend(self._step(Tick(group, clock, state.modern.partition, quiescent=True)))
+        if self._share is not None:
+            # Share partitions at the input's end, by the latest time either topic told.
+            times = [t for t in (latest, self.share_clock) if t is not None]
+            if times:
+                out.extend(self.share_stalls(list(self._share), max(times)))
         return out
 
     def pending(self) -> list[tuple[str, Pending]]:

@@ -54,6 +54,8 @@ def test_catalogue_is_the_contract() -> None:
         "static_member_away_too_long": "warning",
         "topic_id_unresolved": "info",
         "share_records_archived": "warning",
+        "share_partition_stalled": "error",
+        "share_delivery_retries": "warning",
         "task_active_twice": "critical",
         "task_active_and_standby": "error",
         "consumer_stopped": "error",

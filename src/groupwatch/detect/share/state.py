@@ -82,6 +82,9 @@ class SharePartitionState:
     delivery_complete_count: int  # -1: unknown (a writer before 4.2)
     batches: tuple[Batch, ...]  # at or past the SPSO, sorted, not overlapping
     observed_at: int | None = None  # the timestamp of the newest record applied, ms
+    #: The timestamp of the record that moved the SPSO to where it is (or first showed it):
+    #: from when ``share_partition_stalled`` counts a start offset standing still.
+    start_since_ms: int | None = None
     records_applied: int = field(default=0, compare=False)
 
     @property
@@ -251,6 +254,11 @@ def apply(state: SharePartitionState | None, rec: ShareStateRecord) -> SharePart
     count = (state.records_applied if state is not None else 0) + 1
     if rec.snapshot or state is None:
         # An update with no snapshot before it (a dump that starts late) is all there is.
+        since = (
+            rec.timestamp
+            if state is None or state.start_offset != rec.start_offset
+            else state.start_since_ms
+        )
         return SharePartitionState(
             key=rec.key,
             start_offset=rec.start_offset,
@@ -260,12 +268,14 @@ def apply(state: SharePartitionState | None, rec: ShareStateRecord) -> SharePart
             delivery_complete_count=rec.delivery_complete_count,
             batches=combine((), rec.batches, rec.start_offset),
             observed_at=rec.timestamp,
+            start_since_ms=since,
             records_applied=count,
         )
     start = state.start_offset if rec.start_offset == -1 else rec.start_offset
     return replace(
         state,
         start_offset=start,
+        start_since_ms=rec.timestamp if start != state.start_offset else state.start_since_ms,
         leader_epoch=state.leader_epoch if rec.leader_epoch == -1 else rec.leader_epoch,
         delivery_complete_count=rec.delivery_complete_count,
         batches=combine(state.batches, rec.batches, start),
