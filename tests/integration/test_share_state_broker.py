@@ -7,6 +7,11 @@ consumes; a second consumer drains the topic (``groupwatch.share.ShareStateRun``
 record of ``__share_group_state`` is read, decoded (none may fail) and replayed up to the moment
 of each step, where the state must say what the consumers did and what Kafka's Admin
 (``listShareGroupOffsets``) said: the same start offset, the same lag.
+
+In the same run a second share group's two consumers poll, acknowledge nothing and poll no more
+while records wait: replayed up to that moment (both coordinators' topics) with the brokers' end
+offsets then, each partition is ``share_partition_stalled`` at the start offset Admin reports,
+naming the members the brokers describe as assigned it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 import pytest
 
 from groupwatch.cli import main
-from groupwatch.detect import Analyzer
+from groupwatch.detect import Analyzer, DetectorConfig
 from groupwatch.detect.share.state import ARCHIVED, ShareStateBook
 from groupwatch.protocol import decode_record
 from groupwatch.protocol.command import decode_line
@@ -35,6 +40,10 @@ TOPIC = "share-state-orders"
 PARTITIONS = 2
 PER_PARTITION = 10
 POISON = 3  # of partition 0
+STALL_GROUP = "share-state-stalled"
+STALL_TOPIC = "share-state-stalled"
+HOLD_MS = 6000  # how long the stalled group's consumers hold their records unacknowledged
+STALL_MS = 4000  # the stall threshold the test judges with (share_stall_ms)
 
 
 @pytest.fixture(scope="module")
@@ -47,11 +56,18 @@ def run(broker: str) -> dict[str, Any]:
         str(PARTITIONS),
         str(PER_PARTITION),
         str(POISON),
+        STALL_GROUP,
+        STALL_TOPIC,
+        str(HOLD_MS),
         timeout=240,
     )
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     return {
         "topic_id": next(e["topic_id"] for e in events if e["event"] == "topic"),
+        "stall_topic_id": next(e["topic_id"] for e in events if e["event"] == "stall_topic"),
+        "members": next(e["members"] for e in events if e["event"] == "members"),
+        "accepted": next(e["accepted_partitions"] for e in events if e["event"] == "holding"),
+        "offsets_dump": dump_topic(broker, "__consumer_offsets"),
         "deliveries": [e for e in events if e["event"] == "delivery"],
         "steps": {e["step"]: e for e in events if e["event"] == "step"},
         "dump": dump_topic(broker, SHARE_STATE_TOPIC),
@@ -176,3 +192,45 @@ def test_analyze_with_the_broker_writes_share_lag_equal_to_admins(
         assert row["topic"] == TOPIC
         assert row["end_offset"] == drained["end_offsets"][str(admin["partition"])]
         assert (row["start_offset"], row["lag_records"]) == (admin["start_offset"], admin["lag"])
+
+
+def test_consumers_that_stop_acknowledging_stall_their_partitions(run: dict[str, Any]) -> None:
+    at = run["steps"]["stalled"]
+    offsets, state = at["offsets_end_offsets"], at["state_end_offsets"]
+    lines = [x for x in run["offsets_dump"] if x["offset"] < offsets[str(x["partition"])]]
+    lines += [x for x in run["dump"] if x["offset"] < state[str(x["partition"])]]
+    analyzer = Analyzer(DetectorConfig(share_stall_ms=STALL_MS))
+    found = [f for line in lines for f in analyzer.feed(line)]
+    # The records alone raise nothing: their stream time ends at the acknowledgement.
+    assert [f for f in found if f.group == STALL_GROUP and f.severity != "info"] == []
+    tid = run["stall_topic_id"]
+    ends = {(tid, int(p)): end for p, end in at["end_offsets"].items()}
+    found += analyzer.share_look(ends, at["time_ms"])
+    # Admin: the first records of a partition accepted, the rest wait. (A partition nothing was
+    # acknowledged of has no start offset written, and Admin reports none: not judged.)
+    admin = {r["partition"]: r for r in at["admin"] if "start_offset" in r}
+    assert set(admin) == set(run["accepted"]) and admin, at["admin"]
+    assert all(r["lag"] > 0 for r in admin.values())
+    assigned = {
+        p: [
+            m["member_id"]
+            for m in sorted(run["members"], key=lambda m: m["member_id"])
+            if p in m["partitions"]
+        ]
+        for p in range(PARTITIONS)
+    }
+    assert all(assigned.values()) and len(run["members"]) == 2
+    stalls = [f for f in found if f.group == STALL_GROUP and f.severity != "info"]
+    assert sorted(
+        (f.kind, f.topic, f.partition, f.evidence["start_offset"], f.evidence["lag_records"])
+        for f in stalls
+    ) == [
+        ("share_partition_stalled", STALL_TOPIC, p, r["start_offset"], r["lag"])
+        for p, r in sorted(admin.items())
+    ], [f.detail for f in stalls]
+    for f in stalls:
+        assert list(f.members) == assigned[f.partition] == f.evidence["members"]
+        assert f.evidence["records_waiting_from"] == "end_offset"
+        assert f.evidence["stalled_ms"] >= STALL_MS and f.evidence["topic_id"] == tid
+    # Judged again, nothing new: raised once while the start offset stands.
+    assert analyzer.share_look(ends, at["time_ms"] + 1000) == []

@@ -39,7 +39,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * it releases each time it is delivered until the broker archives it (its delivery attempts run
  * out); then more records arrive while nobody consumes; then a second consumer drains the topic.
  *
- * <p>Args: {@code BOOTSTRAP GROUP TOPIC PARTITIONS RECORDS_PER_PARTITION POISON_OFFSET}. The
+ * <p>Then, with {@code STALL_GROUP STALL_TOPIC HOLD_MS}, a second share group on a topic of its own
+ * whose consumers stop acknowledging while records wait ({@link #stall}).
+ *
+ * <p>Args: {@code BOOTSTRAP GROUP TOPIC PARTITIONS RECORDS_PER_PARTITION POISON_OFFSET [STALL_GROUP
+ * STALL_TOPIC HOLD_MS]}. The
  * poison record is {@code POISON_OFFSET} of partition 0. Output, one JSON line each: {@code
  * topic} (its id), {@code delivery} (every record the consumer got: partition, offset, delivery
  * count, what it answered), and at each {@code step} what Kafka's Admin says of the group
@@ -83,9 +87,104 @@ public final class ShareStateRun {
 
             consume(bootstrap, group, topic, "second", -1, partitions * perPartition, false);
             step(admin, group, topic, partitions, "drained");
+
+            if (args.length > 6) {
+                stall(admin, bootstrap, args[6], args[7], partitions, perPartition, Long.parseLong(args[8]));
+            }
         }
         System.out.flush();
         System.exit(0); // the share consumer leaves non-daemon threads behind
+    }
+
+    /**
+     * A second share group whose two consumers stop acknowledging while records wait: each polls
+     * for a while, acknowledges nothing and polls no more (staying members: the heartbeat runs
+     * on its own thread), for {@code holdMs}; then the step {@code stalled}, with the members
+     * the brokers describe and their assignments.
+     */
+    static void stall(Admin admin, String bootstrap, String group, String topic, int partitions,
+            int perPartition, long holdMs) throws Exception {
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
+        admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(
+            new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
+            .all().get(30, TimeUnit.SECONDS);
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
+        ObjectNode t = JSON.createObjectNode();
+        t.put("event", "stall_topic");
+        t.put("topic_id", d.topicId().toString());
+        say(t);
+        produce(bootstrap, topic, partitions, perPartition);
+        List<KafkaShareConsumer<byte[], byte[]>> consumers = new ArrayList<>();
+        try {
+            for (String name : List.of("a", "b")) {
+                Properties p = new Properties();
+                p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+                p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+                p.put(ConsumerConfig.CLIENT_ID_CONFIG, group + "-" + name);
+                p.put(ConsumerConfig.SHARE_ACKNOWLEDGEMENT_MODE_CONFIG, "explicit");
+                p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+                p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+                KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(p);
+                c.subscribe(List.of(topic));
+                consumers.add(c);
+            }
+            // Each consumer accepts what it gets below offset 2 (so the share coordinator writes
+            // a start offset: until the first acknowledgement it holds none), leaves the rest
+            // unacknowledged and polls no more.
+            int got = 0;
+            java.util.Set<Integer> accepted = new java.util.TreeSet<>();
+            long deadline = System.currentTimeMillis() + 30_000;
+            boolean[] holding = new boolean[consumers.size()];
+            while (System.currentTimeMillis() < deadline && accepted.size() < partitions) {
+                boolean polled = false;
+                for (int i = 0; i < consumers.size(); i++) {
+                    if (holding[i]) continue;
+                    polled = true;
+                    KafkaShareConsumer<byte[], byte[]> c = consumers.get(i);
+                    int n = 0;
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(300))) {
+                        n++;
+                        if (r.offset() < 2) {
+                            c.acknowledge(r, AcknowledgeType.ACCEPT);
+                            accepted.add(r.partition());
+                        }
+                    }
+                    if (n > 0) {
+                        c.commitSync();
+                        holding[i] = true; // the rest it will never acknowledge
+                    }
+                    got += n;
+                }
+                if (!polled) break;
+            }
+            if (got == 0) throw new IllegalStateException("the stalled group got no records");
+            ObjectNode h = JSON.createObjectNode();
+            h.put("event", "holding");
+            h.put("records", got);
+            ArrayNode acc = h.putArray("accepted_partitions");
+            accepted.forEach(acc::add);
+            h.put("time_ms", System.currentTimeMillis());
+            say(h);
+            Thread.sleep(holdMs);
+            step(admin, group, topic, partitions, "stalled");
+            var described = admin.describeShareGroups(List.of(group)).describedGroups().get(group)
+                .get(30, TimeUnit.SECONDS);
+            ObjectNode m = JSON.createObjectNode();
+            m.put("event", "members");
+            ArrayNode members = m.putArray("members");
+            described.members().forEach(mem -> {
+                ObjectNode row = members.addObject();
+                row.put("member_id", mem.consumerId());
+                row.put("client_id", mem.clientId());
+                ArrayNode parts = row.putArray("partitions");
+                mem.assignment().topicPartitions().stream().map(TopicPartition::partition).sorted()
+                    .forEach(parts::add);
+            });
+            say(m);
+        } finally {
+            for (KafkaShareConsumer<byte[], byte[]> c : consumers) c.close(Duration.ofSeconds(5));
+        }
     }
 
     static Admin admin(String bootstrap) {
@@ -181,6 +280,12 @@ public final class ShareStateRun {
         List<TopicPartition> state = new ArrayList<>();
         for (int i = 0; i < stateParts; i++) state.add(new TopicPartition(STATE_TOPIC, i));
         o.set("state_end_offsets", endOffsets(admin, state));
+        int offsetsParts = admin.describeTopics(List.of("__consumer_offsets")).allTopicNames()
+            .get(30, TimeUnit.SECONDS).get("__consumer_offsets").partitions().size();
+        List<TopicPartition> offsets = new ArrayList<>();
+        for (int i = 0; i < offsetsParts; i++) offsets.add(new TopicPartition("__consumer_offsets", i));
+        o.set("offsets_end_offsets", endOffsets(admin, offsets));
+        o.put("time_ms", System.currentTimeMillis());
         say(o);
     }
 
