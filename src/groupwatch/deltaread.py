@@ -97,7 +97,9 @@ def schema(table: str) -> pa.Schema:
 @dataclass(frozen=True, slots=True)
 class DataFile:
     """One data file of a table's current version: its path under the table and the values
-    of the table's partition columns for it (typed, as the catalogue declares them)."""
+    of the table's partition columns for it, from the file's add action in the log (typed by
+    the log's schema, which the job keeps the catalogue's).  Every partition column is here,
+    ``None`` for a null value."""
 
     path: str
     partition: tuple[tuple[str, object], ...]
@@ -136,13 +138,34 @@ def _with_partition(
     names: tuple[str, ...] | None = None,
 ) -> pa.Table:
     """A file's rows with its partition values as columns (those of ``names``, if given): the
-    values live in the log, not in the file."""
+    values live in the log (:func:`_stored` never reads them from the file)."""
     for name, value in data_file.partition:
-        if name not in arrow.column_names and name in declared.names:
-            if names is None or name in names:
-                kind = declared.field(name).type
-                arrow = arrow.append_column(name, pa.array([value] * arrow.num_rows, kind))
+        if name in declared.names and (names is None or name in names):
+            column = pa.array([value] * arrow.num_rows, declared.field(name).type)
+            at = arrow.schema.get_field_index(name)
+            arrow = (
+                arrow.append_column(name, column) if at < 0 else arrow.set_column(at, name, column)
+            )
     return arrow
+
+
+def _open(path: Path, *, pre_buffer: bool = False) -> pq.ParquetFile:
+    """A data file opened as the file it is.  Not ``pq.read_table(path)``: that reads a path
+    as a dataset and adds a column for every ``name=value`` directory above the file (as
+    dictionary-encoded strings), which clashes with the typed partition column a file Spark
+    wrote carries inside (``snapshot_date`` as a date): Delta says a file's partition values
+    are its add action's, whatever the directories are called."""
+    return pq.ParquetFile(path, pre_buffer=pre_buffer)
+
+
+def _stored(source: pq.ParquetFile, data_file: DataFile) -> list[str]:
+    """The columns of a data file its rows are read from: those inside it but the table's
+    partition columns, whose values are the add action's (:func:`_with_partition`).  Spark
+    writes a partition column into the file as well, delta-rs (the driver's writes, upkeep's
+    compaction and clustering) does not; either way the log's value is the one read (the two
+    agree, as Delta requires)."""
+    partition = {name for name, _ in data_file.partition}
+    return [n for n in source.schema_arrow.names if n not in partition]
 
 
 def _holding(rows: Any, column: str, values: pa.Array) -> Any:
@@ -369,15 +392,15 @@ class DeltaStore:
     ) -> pa.Table:
         """One file's rows whose ``column`` is one of ``wanted``, in the declared types and
         column order, partition values filled in."""
-        with pq.ParquetFile(self.path(table) / data_file.path) as source:
-            stored = source.schema_arrow.names
+        with _open(self.path(table) / data_file.path) as source:
+            stored = _stored(source, data_file)
             at = clustering.row_groups(
                 clustering.row_group_bounds(source.metadata, column),
                 [w.encode() for w in wanted],
             )
             if not at or column not in stored:
                 return pa.table({})  # no row of this file can hold the values
-            read = None if names is None else [n for n in names if n in stored]
+            read = stored if names is None else [n for n in names if n in stored]
             arrow = _as_declared(source.read_row_groups(at, columns=read), declared)
         # The rows first, then the partition values for those alone (a row group of a past day
         # holds thousands of other groups' rows).
@@ -487,21 +510,33 @@ class DeltaStore:
         """One data file of ``table`` (:meth:`files`) as :meth:`read` would show its rows, read
         as ``how`` says (columns not read read as null).  A file that lacks a column the filter
         reads (written before it was declared) is read whole: the caller's reduction
-        decides."""
-        target = self.path(table) / data_file.path
-        stored = pq.read_schema(target).names
-        wanted = None if how.columns is None else [c for c in how.columns if c in stored]
-        where = how.where if all(c in stored for c in how.where_columns) else None
+        decides.  The partition columns are the add action's values whoever wrote the file
+        (:func:`_stored`), never the directory's name."""
         declared = schema(table)
-        if where is not None:
-            # The filter's columns first: a file with no row for it is not read further (a
-            # month of a classic fleet's member rows holds none of a modern group's).
-            probe = _as_declared(pq.read_table(target, columns=list(how.where_columns)), declared)
-            if probe.filter(where).num_rows == 0:
-                return self._shaped(table, declared.empty_table(), how)
-        arrow = _with_partition(
-            _as_declared(pq.read_table(target, columns=wanted), declared), data_file, declared
-        )
+        partition = {name for name, _ in data_file.partition if name in declared.names}
+        # One footer read for the schema, the filter's columns and the rest; buffered as the
+        # dataset reader of ``pq.read_table`` buffers (a file's column chunks read at once).
+        with _open(self.path(table) / data_file.path, pre_buffer=True) as source:
+            stored = _stored(source, data_file)
+            present = set(stored) | partition
+            wanted = stored if how.columns is None else [c for c in how.columns if c in stored]
+            where = how.where if all(c in present for c in how.where_columns) else None
+            if where is not None:
+                # The filter's columns first: a file with no row for it is not read further (a
+                # month of a classic fleet's member rows holds none of a modern group's).
+                probe = _with_partition(
+                    _as_declared(
+                        source.read(columns=[c for c in how.where_columns if c in stored]),
+                        declared,
+                    ),
+                    data_file,
+                    declared,
+                    how.where_columns,
+                )
+                if probe.filter(where).num_rows == 0:
+                    return self._shaped(table, declared.empty_table(), how)
+            arrow = _as_declared(source.read(columns=wanted), declared)
+        arrow = _with_partition(arrow, data_file, declared, how.columns)
         if where is not None:
             # After the types are the declared ones: files delta-rs writes (a MERGE) store
             # strings as ``string_view``, which pyarrow's comparisons do not take.
