@@ -9,7 +9,11 @@ topics get its own prefix here; the job then knows every count from `detect.part
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
+import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,21 +173,50 @@ def test_the_job_and_analyze_agree(
     assert any(f.kind == "unassigned_partitions" for f in expected.values())
 
 
-@pytest.mark.parametrize(
-    "where",
-    [
-        # The batch on the driver: its Python stage, writes and Great Expectations (pandas).
-        (),
-        # The same in Spark: the stage in the workers, the writes and GX by Spark.
-        ("job.driver_stage_rows=0", "delta.driver_write_rows=0"),
-    ],
-    ids=["driver", "spark"],
-)
-def test_scenarios_through_the_job(spark, scenarios, broker: str, tmp_path: Path, where) -> None:  # type: ignore[no-untyped-def]
+#: The job's two writers: the batch on the driver (its Python stage, writes by delta-rs and
+#: Great Expectations in pandas), and the same in Spark (the stage in the workers, the writes
+#: and GX by Spark, as a batch above both thresholds goes; Spark writes a partition column
+#: into each data file as well as its directory's name).
+WRITERS: dict[str, tuple[str, ...]] = {
+    "driver": (),
+    "spark": ("job.driver_stage_rows=0", "delta.driver_write_rows=0"),
+}
+
+
+@pytest.fixture(scope="module")
+def through_the_job(
+    spark, scenarios, broker: str, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str], tuple[config.Config, list[str]]]:  # type: ignore[no-untyped-def]
+    """The mirror read once by the job for each of :data:`WRITERS`, on first use: (its
+    configuration, the steps its batches ran).  The job's own upkeep is off so that the tables
+    hold what the writer wrote (:func:`test_every_page_shows_the_same_from_every_writer` runs
+    upkeep's rewrites itself)."""
     counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
-    cfg = mirror_config(broker, tmp_path, counts, "validation.every_n_batches=1", *where)
-    steps: list[str] = []
-    run_once(spark, cfg, step_clock=lambda name, seconds: steps.append(name))
+    done: dict[str, tuple[config.Config, list[str]]] = {}
+
+    def run(writer: str) -> tuple[config.Config, list[str]]:
+        if writer not in done:
+            root = tmp_path_factory.mktemp(f"through-the-job-{writer}")
+            cfg = mirror_config(
+                broker,
+                root,
+                counts,
+                "validation.every_n_batches=1",
+                "upkeep.every_n_batches=0",
+                *WRITERS[writer],
+            )
+            steps: list[str] = []
+            run_once(spark, cfg, step_clock=lambda name, seconds: steps.append(name))
+            done[writer] = (cfg, steps)
+        return done[writer]
+
+    return run
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_scenarios_through_the_job(spark, scenarios, through_the_job, writer: str) -> None:  # type: ignore[no-untyped-def]
+    cfg, steps = through_the_job(writer)
+    where = WRITERS[writer]
     from groupwatch.spark import query
 
     assert (query.DRIVER_PYTHON in steps) == (not where), steps
@@ -219,6 +252,82 @@ def scenario_groups(doc: dict[str, Any]) -> set[str]:
         if "commit" in rec:
             out.add(rec["commit"]["group"])
     return out
+
+
+def _tidied(source: Path, into: Path, settings: config.UpkeepConfig) -> Path:
+    """A copy of the tables under ``source`` after upkeep's rewrites, as the job makes them:
+    every day of the day-clustered tables rewritten sorted by group, then every table
+    compacted (both by delta-rs)."""
+    from deltalake import DeltaTable
+
+    from groupwatch import tables, upkeep
+
+    shutil.copytree(source, into)
+    for name, column in upkeep.CLUSTERED_TABLES.items():
+        target = DeltaTable(str(into / name))
+        days = {p[column] for p in target.partitions() if p.get(column)}
+        for day in sorted(days):
+            upkeep.cluster_day(target, column, day, settings, tables.TABLES[name].partition_by)
+    for each in tables.TABLES.values():
+        if (into / each.name / "_delta_log").is_dir():
+            upkeep.tidy(into / each.name, each, settings, cutoff=None)
+    return into
+
+
+def _inside(root: Path, name: str) -> set[bool]:
+    """Whether each data file of ``name`` under ``root`` carries its partition column inside."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    from deltalake import DeltaTable
+
+    partition = DeltaTable(str(root / name)).metadata().partition_columns
+    return {
+        any(c in pq.read_schema(f).names for c in partition)
+        for f in DeltaTable(str(root / name)).file_uris()
+    }
+
+
+_SHOWN_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+
+
+def _shown(markup: Any, newest: dt.datetime) -> str:
+    """What a page shows: its text, but a time after ``newest`` (the records' newest): when
+    the job ran (a validation run, a record quarantined), which is each run's own."""
+
+    def when(m: re.Match[str]) -> str:
+        at = dt.datetime.fromisoformat(m[0]).replace(tzinfo=dt.UTC)
+        return m[0] if at <= newest else "(when the job ran)"
+
+    return _SHOWN_TIME.sub(when, " ".join("".join(markup.itertext()).split()))
+
+
+def test_every_page_shows_the_same_from_every_writer(  # type: ignore[no-untyped-def]
+    scenarios, through_the_job, tmp_path: Path
+) -> None:
+    """The scenarios' tables as each of the job's writers leaves them (Spark's files carry
+    ``snapshot_date`` inside, delta-rs's do not) and after upkeep's day clustering and
+    compaction of each: every page (the fleet, and each group's page, partition history and
+    the data health) lists the same groups with the same rows."""
+    from tests.dashboard.every_page import every_page
+
+    roots = {}
+    for writer in WRITERS:
+        cfg, _ = through_the_job(writer)
+        roots[writer] = Path(cfg.delta.root)
+        roots[f"{writer}, upkeep"] = _tidied(roots[writer], tmp_path / writer, cfg.upkeep)
+    # What each writer left: the case a reading by directory name broke, and its rewrites.
+    assert _inside(roots["spark"], "member_assignments") == {True}
+    assert _inside(roots["spark"], "group_snapshots") == {True}
+    for name in ("driver", "driver, upkeep", "spark, upkeep"):
+        assert _inside(roots[name], "member_assignments") == {False}, name
+    newest = dt.datetime.fromtimestamp(
+        max(r["timestamp"] for r in mirror_records(scenarios)) / 1000, dt.UTC
+    )
+    seen = {name: every_page(root) for name, root in roots.items()}
+    want = seen["driver"]
+    for name, pages in seen.items():
+        assert sorted(pages) == sorted(want), name
+        for key, markup in pages.items():
+            assert _shown(markup, newest) == _shown(want[key], newest), (name, key)
 
 
 # --- the modern-group library (KIP-848 consumer, streams and share groups) ------------------
