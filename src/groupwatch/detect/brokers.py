@@ -1,11 +1,12 @@
 """The brokers' view of groups for ``groupwatch analyze --bootstrap-server``.
 
 After its input, ``analyze`` asks the brokers (kafka-python's admin client, as it does for
-partition counts) about the classic groups whose last completed generation had members, and
-about those the brokers report rebalancing, once more ``RECHECK_SECONDS`` later: two looks in a
-row, as the streaming job's driver takes them (:mod:`groupwatch.spark.group_views`, every
-``detect.stuck_check_seconds``).  The looks go through the same rule
-(:func:`groupwatch.detect.stuck.on_view`), so both raise the same ``rebalance_stuck``.
+partition counts) about the classic groups whose last completed generation had members or that
+emptied, and about those the brokers report rebalancing, once more ``RECHECK_SECONDS`` later:
+two looks in a row, as the streaming job's driver takes them
+(:mod:`groupwatch.spark.group_views`, every ``detect.stuck_check_seconds``).  The looks go
+through the same rule (:func:`groupwatch.detect.stuck.on_view`), so both raise the same
+``rebalance_stuck``.
 """
 
 from __future__ import annotations
@@ -56,10 +57,14 @@ def describe_groups(
 
 
 def suspects(analyzer: Analyzer) -> list[str]:
-    """Classic groups whose last completed generation had members: those a rebalance can be
-    stuck in (a KIP-848 group is judged by the modern checks; an emptied one is not stuck)."""
+    """Classic groups a rebalance can be stuck in: those whose last completed generation had
+    members, and those that emptied (new members may be joining: a rollout empties the group
+    first).  A KIP-848 group is judged by the modern checks."""
     return sorted(
-        g for g, s in analyzer.states.items() if s.modern is None and s.stuck.generation is not None
+        g
+        for g, s in analyzer.states.items()
+        if s.modern is None
+        and (s.stuck.generation is not None or s.stuck.emptied_generation is not None)
     )
 
 

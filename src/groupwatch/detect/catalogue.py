@@ -221,7 +221,11 @@ CATALOGUE: tuple[Kind, ...] = (
         "`stuck_skipped_generations` or more generations (joins whose SyncGroup never "
         "completed) after `stuck_skipped_after_ms` without a commit, or when the brokers "
         "report the group PreparingRebalance/CompletingRebalance at two looks and the records "
-        "show neither a completed generation nor a commit for `stuck_after_ms`. Closed by a "
+        "show neither a completed generation nor a commit for `stuck_after_ms`. After the "
+        "group emptied (a rollout) the generation named is the empty one: raised when the next "
+        "record skips generations (an Empty one again, or a completed one after more skips "
+        "than `stuck_skipped_generations` plus its members), or when the brokers report "
+        "members rebalancing at two looks `stuck_after_ms` after the first. Closed by a "
         "later generation, or the group's deletion.",
         ("KAFKA-13406", "KAFKA-12984", "KAFKA-15106"),
     ),

@@ -96,8 +96,9 @@ def test_a_group_that_never_committed_is_not_judged_by_skipped_generations() -> 
 
 
 def test_a_group_that_stopped_is_not_stuck() -> None:
-    # All members left: an empty generation, whatever the silence before or the jump after.
-    _, found = _run([_gen(7, 0), *_commits(2, 20), _gen(8, 400, members=()), _gen(20, 900)])
+    # All members left: an empty generation, whatever the silence before; the next members'
+    # start is judged on its own (a start of two that skips two generations is healthy).
+    _, found = _run([_gen(7, 0), *_commits(2, 20), _gen(8, 400, members=()), _gen(11, 900)])
     assert found == []
     _, found = _run(
         [_gen(7, 0), *_commits(2, 20), {"tombstone": GROUP, "time": 300}, _gen(13, 900)]
@@ -202,7 +203,7 @@ def test_analyze_looks_twice_at_the_groups_the_brokers_report_rebalancing() -> N
     assert f.evidence["broker_members"] == ["A-1 (a)"] and f.generation == 7
 
 
-def test_analyze_looks_once_at_settled_groups_and_not_at_all_at_emptied_ones() -> None:
+def test_analyze_looks_once_at_settled_groups_and_at_emptied_ones() -> None:
     from collections.abc import Sequence
 
     from groupwatch.detect.brokers import look_twice
@@ -214,9 +215,122 @@ def test_analyze_looks_once_at_settled_groups_and_not_at_all_at_emptied_ones() -
         return {g: ("Stable", ()) for g in groups}
 
     assert look_twice(analyzer, stable, 5.0, slept.append) == [] and slept == []
+    # An emptied group is looked at too (a rollout's new members may be joining it); an
+    # empty answer needs no second look.
     emptied, _ = _run([_gen(7, 0), _gen(8, 10, members=())])
+    asked: list[list[str]] = []
+
+    def empty(groups: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+        asked.append(list(groups))
+        return {g: ("Empty", ()) for g in groups}
+
+    assert look_twice(emptied, empty, 5.0, slept.append) == [] and asked == [[GROUP]]
+    assert slept == []
+    # A group never seen with members nor emptied (commits only) is not asked about.
+    commits_only, _ = _run(_commits(0, 4))
 
     def refuse(groups: Sequence[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
         raise AssertionError(f"asked about {groups}")
 
-    assert look_twice(emptied, refuse) == []
+    assert look_twice(commits_only, refuse) == []
+
+
+# -- after the group emptied (a rollout into a release whose assignor throws) ------------------
+
+NEW = ("N-1 (new-1)", "N-2 (new-2)", "N-3 (new-3)")
+
+
+def _emptied() -> Analyzer:
+    # Three old members commit at generation 3, stop: the group empties at generation 4.
+    old = ("A-1", "B-1", "C-1")
+    analyzer, found = _run([_gen(3, 0, old), *_commits(2, 20), _gen(4, 30, members=())])
+    assert found == []
+    return analyzer
+
+
+def test_a_rollout_whose_members_never_complete_is_stuck_from_the_records_after() -> None:
+    # Generations 5..381 began and none completed; the members stop: one Empty at 382.
+    _, found = _run([_gen(382, 105, members=())], analyzer=_emptied())
+    [f] = found
+    assert (f.group, f.generation, f.severity) == (GROUP, 4, "error")
+    assert f.evidence["after_empty"] is True
+    assert f.evidence["skipped_generations"] == {"first": 5, "last": 381, "count": 377}
+    assert f.evidence["ended"] == "emptied" and f.evidence["stuck_for_ms"] == 75_000
+    assert "no generation completed in 377 attempts over 75 seconds" in f.detail
+    assert "the group emptied again at generation 382" in f.detail
+    assert f.detail.startswith("members joined after ")
+
+
+def test_a_rollout_that_later_completes_after_many_rounds_is_stuck() -> None:
+    _, found = _run([_gen(60, 200, ("N-1", "N-2", "N-3"))], analyzer=_emptied())
+    [f] = found
+    assert f.generation == 4 and f.evidence["ended"] == "completed"
+    assert "generation 60 then completed with 3 members" in f.detail
+
+
+def test_a_healthy_rollout_is_not_stuck() -> None:
+    # The new members complete their first generation late but in time, after a join or two
+    # that each began a round the next join voided; or the group sat empty for an hour first.
+    for record in (_gen(5, 300, ("N-1", "N-2", "N-3")), _gen(8, 3_600, ("N-1", "N-2", "N-3"))):
+        _, found = _run([record], analyzer=_emptied())
+        assert found == [], record
+    # Members started and stopped again within seconds, a few rounds, nothing completed.
+    _, found = _run([_gen(9, 40, members=())], analyzer=_emptied())
+    assert found == []
+
+
+def test_the_brokers_view_after_an_empty_generation_waits_the_rebalance_timeout() -> None:
+    analyzer = _emptied()
+    # A first look: a healthy start is a rebalance too.
+    assert _look(analyzer, "CompletingRebalance", 40, NEW) == []
+    # Rebalancing at later looks, within the rebalance timeout of the first: not yet.
+    assert _look(analyzer, "PreparingRebalance", 70, NEW) == []
+    assert _look(analyzer, "CompletingRebalance", 330, NEW) == []
+    [f] = _look(analyzer, "CompletingRebalance", 340, NEW)
+    assert (f.generation, f.severity) == (4, "error")
+    assert f.evidence["confirmed_by"] == "brokers" and f.evidence["after_empty"] is True
+    assert f.evidence["stuck_for_ms"] == 300_000 and f.evidence["joined_count"] == 3
+    assert f.members == ("N-1", "N-2", "N-3")
+    assert f.detail.startswith("3 members joined at ") and "N-2 (new-2)" in f.detail
+    # The records after are the same finding (same id): not raised again.
+    _, again = _run([_gen(382, 400, members=())], analyzer=analyzer)
+    assert again == []
+
+
+def test_the_records_after_name_who_the_brokers_saw_join() -> None:
+    analyzer = _emptied()
+    assert _look(analyzer, "CompletingRebalance", 40, NEW) == []
+    assert _look(analyzer, "Empty", 100) == []  # they stopped before any timeout
+    _, found = _run([_gen(382, 105, members=())], analyzer=analyzer)
+    [f] = found
+    assert f.detail.startswith("3 members joined at ")
+    assert "over 65 seconds" in f.detail and f.evidence["joined_count"] == 3
+
+
+def test_a_look_without_members_or_saying_stable_starts_the_count_again_after_empty() -> None:
+    analyzer = _emptied()
+    assert _look(analyzer, "PreparingRebalance", 40, NEW) == []
+    assert _look(analyzer, "Empty", 200) == []
+    assert _look(analyzer, "PreparingRebalance", 300, NEW) == []
+    assert _look(analyzer, "PreparingRebalance", 590, NEW) == []
+    assert len(_look(analyzer, "PreparingRebalance", 600, NEW)) == 1
+
+
+def test_a_completed_generation_after_empty_ends_the_watch_of_the_empty_one() -> None:
+    analyzer = _emptied()
+    assert _look(analyzer, "CompletingRebalance", 40, NEW) == []
+    _, found = _run([_gen(5, 50, ("N-1", "N-2", "N-3")), *_commits(52, 60)], analyzer=analyzer)
+    assert found == []
+    # Now judged as any group with members: the commits of generation 5 are recent.
+    assert _look(analyzer, "PreparingRebalance", 100, NEW) == []
+    assert _look(analyzer, "PreparingRebalance", 130, NEW) == []
+
+
+def test_the_after_empty_watch_survives_the_state_round_trip() -> None:
+    analyzer = _emptied()
+    assert _look(analyzer, "CompletingRebalance", 40, NEW) == []
+    state = analyzer.states[GROUP]
+    back = GroupState.loads(state.dumps())
+    assert back.stuck == state.stuck and back.stuck.emptied_generation == 4
+    again = Analyzer(CONFIG, {GROUP: back})
+    assert len(_look(again, "CompletingRebalance", 340, NEW)) == 1
