@@ -185,6 +185,55 @@ class OffsetAsker:
                     client.close(closing)
         return Answer(ends, starts, observed)
 
+    def record_times(self, positions: Mapping[TP, Sequence[int]]) -> RecordTimes:
+        """The first record at or after each position (a consumer in the driver's JVM, assigned
+        the partitions, no group): the time the oldest record a group has not consumed was
+        written, as ``analyze`` reads it (:func:`groupwatch.detect.lag.brokers.record_times`).
+        A partition with several positions is read once per position, in rounds."""
+        found: dict[tuple[TP, int], tuple[int, int]] = {}
+        asked = {tp: list(v) for tp, v in positions.items() if v}
+        if not asked:
+            return RecordTimes(asked, found)
+        jvm: Any = self.spark.sparkContext._jvm
+        props = self._properties()
+        props.setProperty("max.poll.records", str(max(1, len(asked)) * 4))
+        consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(props)
+        tp_of = jvm.org.apache.kafka.common.TopicPartition
+        try:
+            for round_ in range(max(len(v) for v in asked.values())):
+                wanted = {tp: v[round_] for tp, v in asked.items() if len(v) > round_}
+                jtps = {tp: tp_of(tp[0], tp[1]) for tp in wanted}
+                request = jvm.java.util.ArrayList()
+                for jtp in jtps.values():
+                    request.add(jtp)
+                consumer.assign(request)
+                for tp, offset in wanted.items():
+                    consumer.seek(jtps[tp], offset)
+                deadline = time.monotonic() + self.timeout
+                missing = set(wanted)
+                while missing and time.monotonic() < deadline:
+                    records = consumer.poll(jvm.java.time.Duration.ofMillis(500))
+                    for tp in list(missing):
+                        got = records.records(jtps[tp])
+                        if got.size() > 0:
+                            first = got.get(0)
+                            found[(tp, wanted[tp])] = (int(first.offset()), int(first.timestamp()))
+                            missing.discard(tp)
+                            consumer.pause(jvm.java.util.Collections.singletonList(jtps[tp]))
+        finally:
+            consumer.close(jvm.java.time.Duration.ofSeconds(2))
+        return RecordTimes(asked, found)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RecordTimes:
+    """The records the brokers were asked for at committed offsets: ``asked`` by partition,
+    ``found``: (partition, committed offset) -> (offset, timestamp ms) of the first record at or
+    after it (none where the brokers had none within the time allowed)."""
+
+    asked: dict[TP, list[int]]
+    found: dict[tuple[TP, int], tuple[int, int]]
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Answer:
@@ -731,12 +780,27 @@ class LagJudge:
         self._prepared = True
         return committed_partitions(commits)
 
-    def judge(self, answer: Answer | None, stale: bool, known_ms: int | None) -> Judged:
+    def unbracketed(self, answer: Answer) -> dict[TP, list[int]]:
+        """The committed offsets whose oldest waiting record's time the brokers must be asked
+        for (:meth:`FleetKeeper.unbracketed`): a first poll's history brackets none."""
+        return self.keeper.unbracketed(answer.offsets())
+
+    def judge(
+        self,
+        answer: Answer | None,
+        stale: bool,
+        known_ms: int | None,
+        times: RecordTimes | None = None,
+    ) -> Judged:
         """The commits read by :meth:`wanted` judged with the brokers' ``answer`` (None with
-        ``stale``: they did not answer)."""
+        ``stale``: they did not answer) and the records they were asked for at the committed
+        offsets no history brackets (``times``, :meth:`OffsetAsker.record_times`)."""
         history_ms = self.config.lag.history_hours * 3_600_000
         now_ms = int(time.time() * 1000)
-        ends = self.keeper.observe([] if answer is None else answer.offsets())
+        offsets = [] if answer is None else answer.offsets()
+        ends = self.keeper.observe(offsets)
+        if times is not None:
+            self.keeper.told(times.asked, times.found, offsets)
         self.keeper.forget_older(now_ms - history_ms)
         if not self._prepared:  # judged without a reading: the tables as they are now
             from groupwatch.detect.lag.fleet import COMMIT_SCHEMA
@@ -902,12 +966,28 @@ class LagPoller:
     def _judge(self, known_ms: int | None) -> Judged:
         wanted = self.judging.wanted()
         answer, stale = None, False
+        times: RecordTimes | None = None
         try:
             answer = self.asker.ask(wanted)
         except Exception as exc:  # noqa: BLE001 - Py4J raises one type for every Java failure
             stale = True
             self._warn(exc)
-        return self.judging.judge(answer, stale, known_ms)
+        if answer is not None:
+            # Where no history brackets a committed offset (a first poll, a group far behind
+            # every observation), the record there tells when it was written: the rule of
+            # ``analyze`` too (docs/lag.md), so both judge a stop alike.
+            positions = self.judging.unbracketed(answer)
+            if positions:
+                try:
+                    times = self.asker.record_times(positions)
+                except Exception as exc:  # noqa: BLE001
+                    log.warning(
+                        "lag: could not read the records at %d committed offset(s) (%s); "
+                        "their partitions are judged from the polls' history alone",
+                        sum(len(v) for v in positions.values()),
+                        exc,
+                    )
+        return self.judging.judge(answer, stale, known_ms, times)
 
     def _warn(self, exc: Exception) -> None:
         from groupwatch.spark.preflight import java_cause

@@ -116,8 +116,12 @@ class LagProcess:
         result: dict[str, list[int]] = self._call("wanted")
         return result
 
-    def judge(self, answer: Any, stale: bool, known_ms: int | None) -> Any:
-        return self._call("judge", answer, stale, known_ms)
+    def unbracketed(self, answer: Any) -> dict[tuple[str, int], list[int]]:
+        result: dict[tuple[str, int], list[int]] = self._call("unbracketed", answer)
+        return result
+
+    def judge(self, answer: Any, stale: bool, known_ms: int | None, times: Any = None) -> Any:
+        return self._call("judge", answer, stale, known_ms, times)
 
     def write(self) -> None:
         self._call("write")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from groupwatch.detect.lag.estimate import passing_points
 from groupwatch.detect.lag.model import EndOffset
 from groupwatch.detect.partitions import PartitionsError, admin_client, now_ms
 
@@ -93,18 +94,7 @@ def histories(
     out: dict[TP, list[EndOffset]] = {}
     for e in ends:
         key = (e.topic, e.partition)
-        history = [e]
-        first = times.get(key)
-        if first is not None and first[0] < e.end_offset:
-            offset, at = first
-            at = min(at, e.observed_ms)
-            if offset == committed.get(key):
-                history = [
-                    EndOffset(e.topic, e.partition, e.start_offset, offset, at),
-                    EndOffset(e.topic, e.partition, e.start_offset, offset + 1, at),
-                    e,
-                ]
-            else:  # the record at the committed offset is gone: it is older than this one
-                history = [EndOffset(e.topic, e.partition, e.start_offset, offset + 1, at), e]
-        out[key] = history
+        first, c = times.get(key), committed.get(key)
+        before = [] if first is None or c is None else passing_points(e, c, first)
+        out[key] = [*before, e]
     return out

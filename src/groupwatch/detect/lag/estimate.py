@@ -63,3 +63,22 @@ def seconds_behind(
     share = (committed + 1 - before.end_offset) / (after.end_offset - before.end_offset)
     written_ms = before.observed_ms + share * (after.observed_ms - before.observed_ms)
     return Behind(max(0.0, (newest.observed_ms - written_ms) / 1000.0), False)
+
+
+def passing_points(newest: EndOffset, committed: int, first: tuple[int, int]) -> list[EndOffset]:
+    """The points of the log end's history that the first record at or after ``committed``
+    tells (``first``: its offset and timestamp, as read from the brokers): the end was at the
+    record's offset, then one past it, when it was written.  When the record at ``committed``
+    itself is gone (retention), only "one past that later record, then" is known: the oldest
+    waiting record is older still.  Nothing when the record is not behind ``newest``'s end.
+
+    One rule for ``analyze`` and the job: where no observation of the end brackets a committed
+    offset, the record there gives the time (see docs/lag.md)."""
+    offset, at = first
+    if offset >= newest.end_offset:
+        return []
+    at = min(at, newest.observed_ms)
+    t, p, start = newest.topic, newest.partition, newest.start_offset
+    if offset == committed:
+        return [EndOffset(t, p, start, offset, at), EndOffset(t, p, start, offset + 1, at)]
+    return [EndOffset(t, p, start, offset + 1, at)]

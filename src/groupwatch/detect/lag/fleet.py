@@ -464,6 +464,41 @@ class FleetKeeper(LagKeeper):
         taken for a million partitions, compared with the last poll's)."""
         self._prepared = self._prepare(commits, owners)
 
+    def unbracketed(self, ends: Sequence[EndOffset]) -> dict[TP, list[int]]:
+        """The committed offsets of the prepared commits whose oldest waiting record no
+        observation brackets (the history, with ``ends``, starts past them), where that record's
+        time can decide a verdict: the commit or its last move is ``stop`` old or older at the
+        answer (younger, neither ``stopped`` nor ``stalled`` can be, and ``lagging`` needs a
+        window of polls).  Each offset once: the record's time, once learnt, is history."""
+        prepared = self._prepared
+        if prepared is None or not ends:
+            return {}
+        answer = {(e.topic, e.partition): e for e in ends}
+        observed = max(e.observed_ms for e in ends)
+        for tp in [tp for tp in self.asked if tp not in self.history]:
+            del self.asked[tp]  # its history went: asked afresh if it matters again
+        commits = prepared.commits
+        since = np.minimum(prepared.moved, prepared.c)
+        rows = np.flatnonzero(observed - since >= self.rules.stop_ms)
+        if len(rows) == 0:
+            return {}
+        topics = commits.column("topic").take(pa.array(rows)).to_pylist()
+        partitions = commits.column("partition").take(pa.array(rows)).to_pylist()
+        out: dict[TP, set[int]] = {}
+        for topic, partition, offset in zip(
+            topics, partitions, prepared.o[rows].tolist(), strict=True
+        ):
+            tp = (topic, partition)
+            e = answer.get(tp)
+            if e is None or e.end_offset <= offset:
+                continue  # nothing waits
+            history = self.history.get(tp)
+            first = history[0].end_offset if history else e.end_offset
+            if first <= offset or offset in self.asked.get(tp, ()):
+                continue
+            out.setdefault(tp, set()).add(offset)
+        return {tp: sorted(v) for tp, v in sorted(out.items())}
+
     def judge_prepared(self, *, stale: bool = False, known_ms: int | None = None) -> PollResult:
         """The verdict of the commits and owners :meth:`prepare` was given, on the history the
         brokers' answers made (:meth:`LagKeeper.observe` since)."""

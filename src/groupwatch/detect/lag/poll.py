@@ -5,7 +5,7 @@ Spark shell reads the tables and asks the brokers, :mod:`groupwatch.spark.lag`).
 from __future__ import annotations
 
 import zlib
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from operator import attrgetter
@@ -13,6 +13,7 @@ from typing import Any
 
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.lag.book import Key, advance
+from groupwatch.detect.lag.estimate import passing_points
 from groupwatch.detect.lag.judge import LagRules, Track, judge
 from groupwatch.detect.lag.model import (
     RANK,
@@ -167,6 +168,8 @@ class LagKeeper:
         self.slots: dict[Key, _Slot] = {}
         self.last_ok_ms: int | None = None
         self._polls = 0
+        #: Committed offsets whose record was asked for (:meth:`learn`): asked once each.
+        self.asked: dict[TP, set[int]] = {}
 
     @property
     def tracks(self) -> dict[Key, Track]:
@@ -240,6 +243,39 @@ class LagKeeper:
             half = len(points) // 2
             points[:half] = points[0:half:2]
         self.last_ok_ms = max(self.last_ok_ms or 0, e.observed_ms)
+
+    def learn(self, points: Iterable[EndOffset]) -> None:
+        """Points of a partition's history told by the records at committed offsets
+        (:func:`~groupwatch.detect.lag.estimate.passing_points`), older than what the polls
+        observed: each put where its end belongs, its time kept between its neighbours' (a
+        producer's clock is not the brokers')."""
+        for e in points:
+            history = self.history.get((e.topic, e.partition))
+            if not history:
+                continue
+            i = bisect_left(history, e.end_offset, key=_end)
+            lo = history[i - 1].observed_ms if i > 0 else e.observed_ms
+            hi = history[i].observed_ms if i < len(history) else e.observed_ms
+            at = min(max(e.observed_ms, lo), hi)
+            history.insert(i, replace(e, observed_ms=at))
+
+    def told(
+        self,
+        asked: Mapping[TP, Iterable[int]],
+        found: Mapping[tuple[TP, int], tuple[int, int]],
+        ends: Iterable[EndOffset],
+    ) -> None:
+        """The brokers' records at the committed offsets ``asked`` (``found``: (offset,
+        timestamp) of the first record at or after each), learnt as history against the
+        newest answer ``ends``; each offset is asked once."""
+        newest = {(e.topic, e.partition): e for e in ends}
+        for tp, offsets in asked.items():
+            e = newest.get(tp)
+            for c in offsets:
+                self.asked.setdefault(tp, set()).add(c)
+                first = found.get((tp, c))
+                if e is not None and first is not None:
+                    self.learn(passing_points(e, c, first))
 
     def forget_older(self, cutoff_ms: int) -> None:
         """History older than ``lag.history_hours`` goes (one point before it stays)."""
