@@ -26,13 +26,19 @@ class JavaGroupMembers(MemberHost):
         *,
         instance_id: str | None = None,
         protocol: str = "classic",
+        release: str | None = None,
     ) -> None:
         """Start member ``name`` in ``group`` with Kafka's assignor of that protocol name.
 
         ``protocol="consumer"`` joins with KIP-848's protocol, where ``assignor`` names the
-        broker's assignor (``uniform`` or ``range``).
+        broker's assignor (``uniform`` or ``range``).  ``release`` (classic): the member
+        assigns with ``groupwatch.demo.ReleaseAssignor`` (range), ``"fail"`` making every
+        ``assign()`` throw, ``"delay:MS"`` taking MS first, and polls again after a poll that
+        threw (``note NAME poll failed: ...`` on the host's output each time).
         """
         extra = f" instance={instance_id}" if instance_id else ""
         if protocol != "classic":
             extra += f" protocol={protocol}"
+        if release is not None:
+            extra += f" release={release}"
         self._send(f"join {name} {group} {','.join(topics)} {assignor}{extra}")

@@ -43,8 +43,11 @@ class InputLag:
         if record.tombstone or value is None:
             self.book.delete(key.group, key.topic, key.partition)
         elif isinstance(value, OffsetCommitValue):
+            # The record's time, as the job's ``committed_offsets`` holds it (the coordinator
+            # stamps both, and they can differ by a millisecond: a stop's id names its time).
+            at = record.timestamp if record.timestamp is not None else value.commit_timestamp
             self._commit(
-                key.group, key.topic, key.partition, value.offset, value.commit_timestamp,
+                key.group, key.topic, key.partition, value.offset, at,
                 value.leader_epoch, len(value.metadata.encode("utf-8")),
             )  # fmt: skip
 
@@ -67,6 +70,9 @@ class InputLag:
             self.book.delete(group, topic, partition)
             return
         offset, at = value.get("offset"), value.get("commit_timestamp")
+        stamped = line.get("timestamp")
+        if isinstance(stamped, int):
+            at = stamped  # the record's time, as for raw records (see :meth:`record`)
         if isinstance(offset, int) and isinstance(at, int):
             epoch = value.get("leader_epoch")
             meta = value.get("metadata")

@@ -34,9 +34,16 @@ public final class Member implements ConsumerRebalanceListener {
     private final AtomicLong stallUntil = new AtomicLong(0);
     private final TreeSet<String> owned = new TreeSet<>();
     private String memberId = "";
+    /** Poll again after a poll that threw (an application that retries), instead of ending. */
+    private final boolean retry;
 
     public Member(String name, Properties config, Subscription subscription) {
+        this(name, config, subscription, false);
+    }
+
+    public Member(String name, Properties config, Subscription subscription, boolean retry) {
         this.name = name;
+        this.retry = retry;
         consumer = new KafkaConsumer<>(config);
         subscription.subscribe(consumer, this);
         thread = new Thread(this::loop, "member-" + name);
@@ -68,7 +75,19 @@ public final class Member implements ConsumerRebalanceListener {
                     Thread.sleep(100);
                     continue;
                 }
-                boolean fetched = !consumer.poll(Duration.ofMillis(200)).isEmpty();
+                boolean fetched;
+                try {
+                    fetched = !consumer.poll(Duration.ofMillis(200)).isEmpty();
+                } catch (InterruptException e) {
+                    throw e;
+                } catch (RuntimeException e) {
+                    if (!retry) {
+                        throw e;
+                    }
+                    MemberHost.say("note " + name + " poll failed: " + e.getMessage());
+                    Thread.sleep(100);
+                    continue;
+                }
                 reportMemberId();
                 if (fetched) {
                     commit();
