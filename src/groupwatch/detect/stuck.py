@@ -81,18 +81,25 @@ class StuckWatch:
         return max(times) if times else None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "generation": self.generation,
             "completed_ms": self.completed_ms,
             "members": list(self.members),
             "member_count": self.member_count,
             "last_commit_ms": self.last_commit_ms,
             "rebalancing_seen_ms": self.rebalancing_seen_ms,
+        }
+        # The after-empty watch is written only while it holds something, so a state saved
+        # before it existed is saved again as the same bytes (``group_state`` rows unchanged).
+        after_empty = {
             "emptied_generation": self.emptied_generation,
             "emptied_ms": self.emptied_ms,
             "joined_count": self.joined_count,
             "joined_ms": self.joined_ms,
         }
+        if any(after_empty.values()) or self.emptied_generation is not None:
+            doc.update(after_empty)
+        return doc
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> StuckWatch:
