@@ -5,6 +5,12 @@ kafka-clients 4.x ``StickyAssignor``/``CooperativeStickyAssignor`` would; ``inva
 the checks (validity, Kafka's balance definitions) the findings engine reuses.
 """
 
+from groupwatch.assignor.claims import (
+    Claims,
+    ClaimVerdict,
+    member_generations,
+    read_claims,
+)
 from groupwatch.assignor.model import (
     DEFAULT_GENERATION,
     PROTOCOLS,
@@ -20,6 +26,8 @@ from groupwatch.assignor.sticky import PartitionRacks, assign
 
 __all__ = [
     "DEFAULT_GENERATION",
+    "ClaimVerdict",
+    "Claims",
     "PROTOCOLS",
     "AssignmentResult",
     "AssignorError",
@@ -30,4 +38,6 @@ __all__ = [
     "Protocol",
     "TopicPartition",
     "assign",
+    "member_generations",
+    "read_claims",
 ]

@@ -14,9 +14,9 @@ from collections import deque
 from dataclasses import dataclass
 from itertools import compress
 
+from groupwatch.assignor.claims import ClaimReading
 from groupwatch.assignor.group import IndexedGroup
 from groupwatch.assignor.model import KafkaAssignorFailure
-from groupwatch.assignor.ownership import ResolvedOwnership
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class ConstrainedAssignment:
 class ConstrainedAssignmentBuilder:
     """One run of the constrained algorithm over an :class:`IndexedGroup` (see the module)."""
 
-    def __init__(self, group: IndexedGroup, ownership: ResolvedOwnership) -> None:
+    def __init__(self, group: IndexedGroup, ownership: ClaimReading) -> None:
         """Compute the quotas; nothing is assigned until :meth:`build`."""
         self.group = group
         self.owned = ownership.owned

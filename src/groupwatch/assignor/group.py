@@ -81,6 +81,10 @@ class IndexedGroup:
         self.generations: list[int] = [
             DEFAULT_GENERATION if m.generation is None else int(m.generation) for m in by_rank
         ]
+        self.rival_generations: list[int] = [
+            generation if m.rival_generation is None else int(m.rival_generation)
+            for generation, m in zip(self.generations, by_rank, strict=True)
+        ]
         self.max_generation = max([DEFAULT_GENERATION, *self.generations])
         return by_rank
 
@@ -123,11 +127,12 @@ class IndexedGroup:
                 partitions.sort()
             elif len(partitions) > 1:
                 # StickyAssignor user data lists the previous assignment grouped by topic, in
-                # the order each topic first appears
+                # the order each topic first appears (dropped claims included: they were listed)
                 topic_of = self.topic_of
-                first_seen = {
-                    t: i for i, t in reversed(list(enumerate(topic_of[x] for x in partitions)))
-                }
+                seen: dict[str, int] = {}
+                for topic, _ in m.owned_partitions:
+                    seen.setdefault(topic, len(seen))
+                first_seen = {i: seen[t] for i, t in enumerate(self.topics) if t in seen}
                 partitions.sort(key=lambda x: first_seen[topic_of[x]])
             claimed.append(partitions)
         return claimed

@@ -39,6 +39,12 @@ class MemberSubscription:
     eager ``sticky`` protocol it is the generation in the member's user data, for
     ``cooperative-sticky`` the subscription's ``generationId``.  ``rack_id`` ``None`` or ``""``
     means no rack (KIP-881).
+
+    ``rival_generation`` is the generation another claimant of the same partition is compared
+    with: Kafka reads it from the subscription's ``generationId`` (absent or negative: -1), not
+    from the member data, so it differs from ``generation`` for a sticky member whose user data
+    and subscription disagree, or a cooperative member whose generation is only in its user
+    data (see :mod:`groupwatch.assignor.claims`).  ``None``: the same as ``generation``.
     """
 
     member_id: str
@@ -46,6 +52,7 @@ class MemberSubscription:
     owned_partitions: tuple[TopicPartition, ...] = ()
     generation: int | None = None
     rack_id: str | None = None
+    rival_generation: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

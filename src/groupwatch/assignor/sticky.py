@@ -6,8 +6,8 @@ pieces as Kafka's class:
 * :mod:`~groupwatch.assignor.group`: the input, validated and numbered (partitions and
   members are ints; see that module for the orders they follow);
 * :mod:`~groupwatch.assignor.racks`: ``RackInfo`` (KIP-881);
-* :mod:`~groupwatch.assignor.ownership`: ``allSubscriptionsEqual``, which also resolves
-  conflicting claims per partition (KIP-341/KIP-792/KAFKA-14639);
+* :mod:`~groupwatch.assignor.claims`: ``allSubscriptionsEqual``, which also reads every
+  member's claims (KIP-341/KIP-792/KAFKA-14639): the one definition of a valid claim;
 * :mod:`~groupwatch.assignor.constrained`: ``ConstrainedAssignmentBuilder``, taken when every
   member has the same subscription;
 * :mod:`~groupwatch.assignor.general`: ``GeneralAssignmentBuilder`` otherwise, with
@@ -24,6 +24,7 @@ import gc
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from groupwatch.assignor.claims import read_group_claims
 from groupwatch.assignor.constrained import ConstrainedAssignmentBuilder
 from groupwatch.assignor.general import GeneralAssignmentBuilder
 from groupwatch.assignor.group import IndexedGroup
@@ -34,7 +35,6 @@ from groupwatch.assignor.model import (
     MemberSubscription,
     Protocol,
 )
-from groupwatch.assignor.ownership import resolve_ownership
 from groupwatch.assignor.racks import PartitionRacks
 
 __all__ = ["PartitionRacks", "assign"]
@@ -78,7 +78,7 @@ def _assign(
     if group.member_count == 0:
         return AssignmentResult(proto, {}, (), "empty", counts)
 
-    ownership = resolve_ownership(group)
+    ownership = read_group_claims(group)
     transferring: dict[int, int] | None
     path: Literal["constrained", "general"]
     if ownership.all_subscriptions_equal:

@@ -11,10 +11,13 @@ from dataclasses import dataclass
 
 from groupwatch.assignor import (
     AssignorError,
+    Claims,
     MemberSubscription,
     TopicPartition,
     assign,
+    read_claims,
 )
+from groupwatch.assignor.claims import member_generations
 from groupwatch.assignor.invariants import balance_violations, can_improve_balance
 from groupwatch.detect.model import GroupSnapshot, MemberState
 
@@ -39,7 +42,7 @@ class NoExpected:
     reason: str
 
 
-def _member_input(
+def member_input(
     m: MemberState, protocol: str, stale: Collection[TopicPartition] = ()
 ) -> MemberSubscription:
     """What the leader's assignor reads from this member (reference §3.1-3.3), less the
@@ -47,18 +50,13 @@ def _member_input(
 
     ``sticky`` (eager) reads only its user data: previous assignment and generation.
     ``cooperative-sticky`` reads ``owned_partitions`` and ``generation_id``, falling back to
-    the generation in its user data.
+    the generation in its user data.  Either compares other claimants with the subscription's
+    ``generation_id`` (:func:`groupwatch.assignor.claims.member_generations`).
     """
-    if protocol == "sticky":
-        owned = m.user_data_previous or ()
-        generation = m.user_data_generation if m.user_data_kind == "sticky" else None
-    else:
-        owned = m.owned_partitions
-        generation = (
-            m.subscription_generation
-            if m.subscription_generation is not None
-            else m.user_data_generation
-        )
+    generation, rival = member_generations(
+        protocol, m.subscription_generation, m.user_data_kind, m.user_data_generation
+    )
+    owned = (m.user_data_previous or ()) if protocol == "sticky" else m.owned_partitions
     if stale:
         owned = tuple(tp for tp in owned if tp not in stale)
     return MemberSubscription(
@@ -67,6 +65,7 @@ def _member_input(
         owned_partitions=tuple(owned),
         generation=generation,
         rack_id=m.rack_id,
+        rival_generation=rival,
     )
 
 
@@ -83,7 +82,7 @@ def expected_assignment(
     """
     protocol = snapshot.protocol or ""
     gone = stale or {}
-    members = [_member_input(m, protocol, gone.get(m.member_id, ())) for m in snapshot.members]
+    members = [member_input(m, protocol, gone.get(m.member_id, ())) for m in snapshot.members]
     counts = {t: n for t, n in partitions_per_topic.items() if n > 0}
     try:
         result = assign(protocol, counts, members)
@@ -94,6 +93,20 @@ def expected_assignment(
         withheld=frozenset(result.withheld),
         path=result.path,
     )
+
+
+def kafka_claims(
+    snapshot: GroupSnapshot,
+    partitions_per_topic: Mapping[str, int],
+    stale: Mapping[str, Collection[TopicPartition]] | None = None,
+) -> Claims:
+    """Every claim read as Kafka's assignor of ``snapshot.protocol`` reads it, on the very input
+    :func:`expected_assignment` gives the re-run (so both judge each claim alike)."""
+    protocol = snapshot.protocol or ""
+    gone = stale or {}
+    members = [member_input(m, protocol, gone.get(m.member_id, ())) for m in snapshot.members]
+    counts = {t: n for t, n in partitions_per_topic.items() if n > 0}
+    return read_claims(protocol, counts, members)
 
 
 def balance_problems(
