@@ -222,7 +222,8 @@ def build(root: Path, now: datetime | None = None) -> dict[str, Any]:
             3,
             t[3],
             "c1-aaa claims 2 partition(s) with generation 1; its claim on 2 of them is "
-            "stale: orders-0 (and 1 more), c2-bbb claims it at the higher generation 2",
+            "stale: orders-0 (and 1 more), cleared: generation 1 is older than c2-bbb's "
+            "generation 2, which holds it",
             {
                 "claim_generation": 1,
                 "highest_claim_generation": 2,

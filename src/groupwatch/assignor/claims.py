@@ -50,12 +50,15 @@ DropKind = Literal["tied", "older", "tied_before"]
 @dataclass(frozen=True, slots=True)
 class Dropped:
     """One claim Kafka does not count: the member whose claim beat or tied it, and the two
-    generations compared (``generation``: this claim's; ``against``: the other's)."""
+    generations Kafka compared (``generation``: this claim's, ``against``: the other's; the
+    holder of a partition is compared by its subscription's generation)."""
 
     kind: DropKind
     by: int
     generation: int
     against: int
+    #: it held the partition and a later claim took it (compared by its subscription's)
+    displaced: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +128,7 @@ def read_group_claims(group: IndexedGroup) -> ClaimReading:
                 )
                 if other != member:
                     dropped[(other, partition)] = Dropped(
-                        "tied", member, generations[other], mine_generation
+                        "tied", member, other_generation, mine_generation
                     )
             elif mine_generation > other_generation:
                 # Java appends, then removes the holder's copy; for the member's own repeated
@@ -134,7 +137,7 @@ def read_group_claims(group: IndexedGroup) -> ClaimReading:
                 mine[partition] = None
                 if other != member:
                     dropped[(other, partition)] = Dropped(
-                        "older", member, generations[other], mine_generation
+                        "older", member, other_generation, mine_generation, displaced=True
                     )
                 holder[partition] = member
             elif other != member:
@@ -173,6 +176,7 @@ class ClaimVerdict:
     by: str | None = None
     generation: int = DEFAULT_GENERATION
     against: int = DEFAULT_GENERATION
+    displaced: bool = False
 
     def text(self) -> str:
         """What Kafka did with the claim, in words (generation -1 said as "no generation")."""
@@ -180,6 +184,12 @@ class ClaimVerdict:
         theirs = _generation_words(self.against)
         if self.kept:
             return f"kept: Kafka's assignor counts it as {self.member_id}'s ({mine})"
+        if self.dropped == "older" and self.displaced:
+            held = f"generation {self.generation}" if self.generation >= 0 else "none"
+            return (
+                f"cleared: {self.by} claims it at {theirs}, and Kafka compares the claim "
+                f"{self.member_id} held by its subscription's generation: {held}"
+            )
         if self.dropped == "older":
             return f"cleared: {mine} is older than {self.by}'s {theirs}, which holds it"
         if self.dropped == "tied":
@@ -241,7 +251,15 @@ def read_claims(
             if why is None:  # a repeated claim the member already lost
                 continue
             verdicts[key] = ClaimVerdict(
-                ids[member], tp, False, why.kind, ids[why.by], why.generation, why.against
+                ids[member],
+                tp,
+                False,
+                why.kind,
+                ids[why.by],
+                why.generation,
+                why.against,
+                # worth saying only where the subscription's generation is not the claim's
+                why.displaced and why.generation != group.generations[member],
             )
     return Claims(
         reading.path,

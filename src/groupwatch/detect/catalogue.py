@@ -95,12 +95,17 @@ CATALOGUE: tuple[Kind, ...] = (
         "warning",
         "member",
         False,
-        "A member's claim on partitions is stale: another member claims them at a higher "
-        "generation or, for a claim that carries no generation, it is inferred stale because "
-        "the member was not in the last completed generation, which gave them to others (the "
-        "finding says so and from which generation). A lower generation nobody contests is "
-        "not stale: Kafka's assignor keeps it, and so does every rule here (one reading of "
-        "each claim per generation).",
+        "A member's claim on partitions is stale: Kafka's assignor (kafka-clients 4.x, the "
+        "same since 3.5) clears it because another member claims them at a higher generation, "
+        "or, for a claim that carries no generation, it is inferred stale because the member "
+        "was not in the last completed generation, which gave them to others. The finding says "
+        "what Kafka did with the claim (\"cleared: generation 5 is older than B's generation "
+        '7, which holds it") or from which generation it was inferred. Claims are read as '
+        "Kafka's assignor reads them, in its member order, on both of its paths (equal and "
+        "unequal subscriptions): a partition nobody else claims stays its claimant's whatever "
+        "its generation, so a lower or reset (-1) generation nobody contests is not stale "
+        "(only kafka-clients 2.x and 3.0-3.4 cleared every claim behind the highest "
+        "generation). The re-run assignor and every rule here share that one reading.",
         ("KAFKA-7026", "KAFKA-13419", "KAFKA-15106"),
     ),
     Kind(

@@ -244,7 +244,8 @@ def test_kafka_14639_on_3_0_1_a_contested_claim_is_stale_everywhere() -> None:
     assert stale.member == "A-1"
     assert stale.detail == (
         "A-1 claims 2 partition(s) with generation 5; its claim on 1 of them is stale: t-0, "
-        "B-1 claims it at the higher generation 6"
+        "cleared: B-1 claims it at generation 6, and Kafka compares the claim A-1 held by its "
+        "subscription's generation: none"
     )
     assert stale.evidence["stale"] == [{"topic": "t", "partitions": [0]}]
     violations = of(found, "cooperative_revocation_violation")

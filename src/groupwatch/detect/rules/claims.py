@@ -108,7 +108,7 @@ def cooperative_violation(f: Facts) -> list[Finding]:
         why = (
             "the only claim on it"
             if len(claimants) == 1
-            else f"the highest of {len(claimants)} claims"
+            else f"the one of {len(claimants)} claims Kafka's assignor keeps"
         )
         out.append(
             f.finding(
@@ -165,7 +165,7 @@ def stale_owned(f: Facts) -> list[Finding]:
         claim = list(dict.fromkeys(m.claim))
         stale = f.reading.stale_claims(m.member_id, m.claim)
         if not stale:
-            continue  # every claim holds (a lower generation nobody contests is kept)
+            continue  # every claim holds (Kafka keeps a lower generation nobody contests)
         inferred = f.reading.inferred(m.member_id)
         contested = [tp for tp in claim if len(f.claimants[tp]) > 1]
         rivals = sorted({o.member_id for tp in contested for o in f.claimants[tp] if o is not m})

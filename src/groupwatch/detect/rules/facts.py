@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from groupwatch.assignor import TopicPartition
 from groupwatch.detect.config import DetectorConfig
-from groupwatch.detect.expected import Expected, NoExpected, expected_assignment
+from groupwatch.detect.expected import Expected, NoExpected, expected_assignment, kafka_claims
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import GroupSnapshot, MemberState
@@ -86,12 +86,14 @@ def facts(
 ) -> Facts:
     """``previous``: the last completed generation before ``snap`` (``None``: not known);
     ``repeated_generation``: ``snap`` repeats the generation of the last completed record."""
+    sticky = (snap.protocol or "") in config.sticky_protocols
+    kafka = (lambda inferred: kafka_claims(snap, counts, inferred)) if sticky else None
     f = Facts(
         snap,
         config,
         counts,
         count_sources,
-        reading=read_claims(snap, previous),
+        reading=read_claims(snap, previous, kafka),
         withholding_seen=withholding_seen,
         missing=missing or {},
         repeated_generation=repeated_generation,

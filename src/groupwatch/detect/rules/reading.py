@@ -5,22 +5,29 @@ partition is read once, here, and every rule (overlaps, cooperative violations, 
 the re-run's inputs) takes its verdict from this reading, so two findings of one generation
 never give two accounts of the same claim.
 
-The reading is Kafka's own per-partition rule (``AbstractStickyAssignor``, 3.5+, KAFKA-14639):
-a sole claimant keeps its partition whatever its generation; among several claimants the
-highest generation wins and the others are stale; claimants tied at the highest generation
-cannot be told apart.  One addition, for claims that carry no generation (StickyAssignor user
-data v0 before 2.3, cooperative-sticky before 3.0, clients that never set one): such a claim
-is *inferred* stale when its member is absent from the last completed generation and that
-generation handed the partition to another member, since a member that was not in the last
-assignment cannot have received the partition since.  Nothing is inferred when the last
-completed generation is not known.
+For the protocols of Kafka's sticky assignors the verdicts are Kafka's own:
+:func:`groupwatch.assignor.claims.read_claims`, the reading the re-run assignor builds on
+(``AbstractStickyAssignor.allSubscriptionsEqual`` of kafka-clients 4.x), on the same inputs as
+the re-run.  For other protocols, and claims that reading does not see (topics without a known
+partition count), the same rule is applied per partition without Kafka's member order: a sole
+claimant keeps its partition whatever its generation; among several claimants the highest
+generation wins and the others are stale; claimants tied at the highest generation cannot be
+told apart.
+
+One addition, for claims that carry no generation (StickyAssignor user data v0 before 2.3,
+cooperative-sticky before 3.0, clients that never set one): such a claim is *inferred* stale
+when its member is absent from the last completed generation and that generation handed the
+partition to another member, since a member that was not in the last assignment cannot have
+received the partition since.  Nothing is inferred when the last completed generation is not
+known.  Inferred claims are left out of Kafka's reading, as they are left out of the re-run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from groupwatch.assignor import TopicPartition
+from groupwatch.assignor import Claims, TopicPartition
 from groupwatch.detect.history import AssignedGeneration
 from groupwatch.detect.model import GroupSnapshot, MemberState
 
@@ -83,20 +90,26 @@ class Reading:
         }
 
 
-def read_claims(snap: GroupSnapshot, previous: AssignedGeneration | None) -> Reading:
-    """Read every claim of ``snap``; ``previous`` is the last completed generation before it."""
+#: Kafka's reading of the snapshot's claims, given the claims inferred stale (member -> claims).
+KafkaReader = Callable[[Mapping[str, set[TP]]], Claims]
+
+
+def read_claims(
+    snap: GroupSnapshot, previous: AssignedGeneration | None, kafka: KafkaReader | None = None
+) -> Reading:
+    """Read every claim of ``snap``; ``previous`` is the last completed generation before it;
+    ``kafka``: Kafka's reading, for the protocols of its sticky assignors."""
     r = Reading(previous=previous)
     for m in snap.members:
         for tp in dict.fromkeys(m.claim):
             r.claimants.setdefault(tp, []).append(m)
     in_previous = frozenset(previous.members) if previous is not None else frozenset()
+    live_claims: dict[TP, list[MemberState]] = {}
+    inferred: dict[str, set[TP]] = {}
     for tp, ms in r.claimants.items():
-        if previous is None and len(ms) == 1:
-            r.valid_owner[tp] = ms[0].member_id  # the common case: one claim, nothing to infer
-            continue
+        holder = previous.owner(tp) if previous is not None else None
         live: list[MemberState] = []
         for m in ms:
-            holder = previous.owner(tp) if previous is not None else None
             if (
                 previous is not None
                 and holder is not None
@@ -109,22 +122,53 @@ def read_claims(snap: GroupSnapshot, previous: AssignedGeneration | None) -> Rea
                     f"{tp[0]}-{tp[1]} to {holder}",
                     inferred_from=previous.generation,
                 )
+                inferred.setdefault(m.member_id, set()).add(tp)
             else:
                 live.append(m)
-        if not live:
-            r.valid_owner[tp] = None
-            continue
-        top = max(m.claim_generation for m in live)
-        winners = [m for m in live if m.claim_generation == top]
-        if len(winners) > 1:
-            r.valid_owner[tp] = None
-            r.tied[tp] = winners
-            continue
-        owner = winners[0]
-        r.valid_owner[tp] = owner.member_id
-        for m in live:
-            if m is not owner:
-                r.stale[(m.member_id, tp)] = Stale(
-                    f"{owner.member_id} claims it at the higher {short_generation(owner)}"
-                )
+        live_claims[tp] = live
+    claims = kafka(inferred) if kafka is not None else None
+    for tp, live in live_claims.items():
+        if claims is not None and any((m.member_id, tp) in claims.verdicts for m in live):
+            _read_as_kafka(r, tp, live, claims)
+        else:
+            _read_per_partition(r, tp, live)
     return r
+
+
+def _read_as_kafka(r: Reading, tp: TP, live: list[MemberState], claims: Claims) -> None:
+    """Kafka's verdicts on ``tp``'s claims.  A claim Kafka's assignor does not read (a sticky
+    member's ``owned_partitions`` beside its user data) is neither valid nor stale."""
+    owner = claims.owner.get(tp)
+    r.valid_owner[tp] = owner
+    tied = []
+    for m in live:
+        verdict = claims.verdicts.get((m.member_id, tp))
+        if verdict is None or verdict.kept:
+            continue
+        if verdict.dropped == "tied":
+            tied.append(m)
+        else:
+            r.stale[(m.member_id, tp)] = Stale(verdict.text())
+    if owner is None and len(tied) > 1:
+        r.tied[tp] = tied
+
+
+def _read_per_partition(r: Reading, tp: TP, live: list[MemberState]) -> None:
+    """The rule without Kafka's member order (module docstring)."""
+    if not live:
+        r.valid_owner[tp] = None
+        return
+    top = max(m.claim_generation for m in live)
+    winners = [m for m in live if m.claim_generation == top]
+    if len(winners) > 1:
+        r.valid_owner[tp] = None
+        r.tied[tp] = winners
+        return
+    owner = winners[0]
+    r.valid_owner[tp] = owner.member_id
+    for m in live:
+        if m is not owner:
+            r.stale[(m.member_id, tp)] = Stale(
+                f"cleared: {short_generation(m)} is older than {owner.member_id}'s "
+                f"{short_generation(owner)}, which holds it"
+            )
