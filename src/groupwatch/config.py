@@ -80,6 +80,33 @@ class CheckpointConfig:
 
 
 @dataclass(frozen=True)
+class StorageConfig:
+    """The object store under ``delta.root`` and ``checkpoint.root`` (``docs/deploy.md``).
+
+    Credentials are never keys here: Spark (hadoop-aws) and delta-rs alike take them from the
+    standard AWS chain (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN``,
+    a profile, an instance role), so no configuration file holds a secret."""
+
+    #: URL of the S3 API (``http://127.0.0.1:9000``); "" = the provider's default.
+    endpoint: str = ""
+    #: "" = ``AWS_REGION`` of the environment (then the provider's default).
+    region: str = ""
+    #: Path-style addressing (``endpoint/bucket/key``); unset = true when an endpoint is set.
+    path_style: bool | None = field(default=None, metadata={"kind": bool})
+    #: Plain HTTP to the endpoint; unset = true only when the endpoint starts with ``http://``.
+    allow_http: bool | None = field(default=None, metadata={"kind": bool})
+    #: Further delta-rs storage options, verbatim (``conditional_put``, Azure's or GCS's keys).
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Unset booleans take the contract's defaults, so every reader sees plain values.
+        if self.path_style is None:
+            object.__setattr__(self, "path_style", bool(self.endpoint))
+        if self.allow_http is None:
+            object.__setattr__(self, "allow_http", self.endpoint.lower().startswith("http://"))
+
+
+@dataclass(frozen=True)
 class JobConfig:
     """How the streaming job runs."""
 
@@ -353,6 +380,7 @@ class Config:
     source: SourceConfig = field(default_factory=SourceConfig)
     delta: DeltaConfig = field(default_factory=DeltaConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
     job: JobConfig = field(default_factory=JobConfig)
     detect: DetectConfig = field(default_factory=DetectConfig)
     lag: LagConfig = field(default_factory=LagConfig)
@@ -376,6 +404,7 @@ SECTIONS: dict[str, type[Any]] = {
     "source": SourceConfig,
     "delta": DeltaConfig,
     "checkpoint": CheckpointConfig,
+    "storage": StorageConfig,
     "job": JobConfig,
     "detect": DetectConfig,
     "lag": LagConfig,
@@ -388,6 +417,9 @@ SECTIONS: dict[str, type[Any]] = {
 
 
 def _default_type(f: dataclasses.Field[Any]) -> type[Any]:
+    if "kind" in f.metadata:  # a key whose default (unset) is not of its type
+        kind: type[Any] = f.metadata["kind"]
+        return kind
     if f.default_factory is not dataclasses.MISSING:
         return type(f.default_factory())
     return type(f.default)
@@ -502,6 +534,11 @@ def load(
         kind = _check_key(section, key, f"--set {name}")
         _put(values[section], key, _coerce(f"--set {name}", raw, kind, from_text=True))
 
+    if not values["storage"].get("region"):
+        # The contract's default region: the environment's, as the AWS chain reads it.
+        region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or ""
+        if region:
+            values["storage"]["region"] = region
     built = {s: cls(**values[s]) for s, cls in SECTIONS.items()}
     return Config(**built)
 
@@ -518,7 +555,19 @@ def to_dict(config: Config, *, redact: bool = True) -> dict[str, dict[str, Any]]
     return out
 
 
-_SECRET_HINTS = ("password", "secret", "jaas", "token", "credential", "key.pem", "keystore.key")
+_SECRET_HINTS = (
+    "password",
+    "secret",
+    "jaas",
+    "token",
+    "credential",
+    "key.pem",
+    "keystore.key",
+    # object-store options ([storage.options]): Azure account keys, GCS service-account keys
+    "account_key",
+    "access_key",
+    "service_account",
+)
 
 
 def is_secret(option: str) -> bool:

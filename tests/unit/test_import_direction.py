@@ -142,6 +142,7 @@ LAYERS: dict[str, int] = {
     "config": 4,
     "rows": 5,
     "config_cli": 5,
+    "storage": 5,
     "group_state": 6,
     "processing": 7,
     "deltaread": 8,
