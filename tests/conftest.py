@@ -117,3 +117,17 @@ def spark(spark_workdir: Path):  # type: ignore[no-untyped-def]
     session = build_session(cfg)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A real S3-compatible server (S3Proxy) on loopback for this test session, its objects in
+    a temporary folder of its own; yields a :class:`tests.s3.server.S3Server`."""
+    from tests.s3 import server
+
+    try:
+        running = server.start(tmp_path_factory.mktemp("s3proxy"))
+    except RuntimeError as exc:
+        pytest.fail(f"the test S3 server did not start: {exc}")
+    yield running
+    running.stop()
