@@ -28,12 +28,13 @@ from urllib.parse import unquote
 import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow.fs as pafs  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
-from groupwatch import clustering, locations
-from groupwatch.config import ConfigError
+from groupwatch import clustering, locations, storage
+from groupwatch.config import ConfigError, StorageConfig
 from groupwatch.tables import TABLES, Column, group_bucket
 
 log = logging.getLogger(__name__)
@@ -149,12 +150,15 @@ def _with_partition(
     return arrow
 
 
-def _open(path: Path, *, pre_buffer: bool = False) -> pq.ParquetFile:
+def _open(path: Path | str, *, pre_buffer: bool = False, fs: Any = None) -> pq.ParquetFile:
     """A data file opened as the file it is.  Not ``pq.read_table(path)``: that reads a path
     as a dataset and adds a column for every ``name=value`` directory above the file (as
     dictionary-encoded strings), which clashes with the typed partition column a file Spark
     wrote carries inside (``snapshot_date`` as a date): Delta says a file's partition values
-    are its add action's, whatever the directories are called."""
+    are its add action's, whatever the directories are called.  ``fs``: the object store's
+    file system the path is on (``None``: this machine's)."""
+    if fs is not None:
+        return pq.ParquetFile(fs.open_input_file(str(path)), pre_buffer=pre_buffer)
     return pq.ParquetFile(path, pre_buffer=pre_buffer)
 
 
@@ -236,17 +240,81 @@ def _commit_file(table_path: Path, version: int) -> tuple[int, int, int] | None:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
+class StorageError(ConfigError):
+    """The object store under ``delta.root`` cannot be read as configured (wrong secret,
+    unreachable endpoint, missing bucket): the message names the storage and what failed."""
+
+
+def _s3_filesystem(config: StorageConfig) -> Any:
+    """pyarrow's S3 file system as ``[storage]`` addresses the bucket; credentials from the
+    AWS chain (environment, profile, instance role), as delta-rs takes them."""
+    endpoint = config.endpoint or None
+    scheme = "https"
+    if endpoint is not None and "://" in endpoint:
+        scheme, _, rest = endpoint.partition("://")
+        endpoint = rest.rstrip("/")
+    return pafs.S3FileSystem(
+        region=config.region or None,
+        endpoint_override=endpoint,
+        scheme=scheme,
+        force_virtual_addressing=not config.path_style,
+        connect_timeout=5,
+        request_timeout=30,
+        retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=2),
+    )
+
+
+#: What pyarrow's and delta-rs's S3 errors say, lower case, and what it means to the user.
+_FAILURES = (
+    (
+        ("access_denied", "accessdenied", "access denied", "signature", "invalidaccesskeyid",
+         "forbidden", "403"),
+        "access denied (wrong or missing credentials: the AWS chain, AWS_ACCESS_KEY_ID/"
+        "AWS_SECRET_ACCESS_KEY)",
+    ),
+    (("nosuchbucket", "no such bucket", "bucket not found"), "the bucket does not exist"),
+    (
+        ("curl", "connect", "timed out", "timeout", "resolve", "network", "unreachable"),
+        "the endpoint does not answer",
+    ),
+)  # fmt: skip
+
+
+def _storage_failure(root: str, exc: BaseException) -> StorageError:
+    """One line naming the storage and what failed, from pyarrow's or delta-rs's words."""
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    what = next(
+        (meaning for words, meaning in _FAILURES if any(w in lowered for w in words)),
+        "cannot be read",
+    )
+    return StorageError(f"delta.root: {root}: {what} ({text[:300]})")
+
+
 class DeltaStore:
     """Read-only access to the tables under one ``delta.root``."""
 
-    def __init__(self, root: str | Path) -> None:
-        # A file:// URI (as the job may be configured on a cluster) reads as its local path.
-        local = locations.local_path(str(root))
+    def __init__(self, root: str | Path, storage_config: StorageConfig | None = None) -> None:
+        # A file:// URI (as the job may be configured on a cluster) reads as its local path;
+        # an s3a:// or s3:// one through pyarrow's and delta-rs's S3 clients, as [storage] says.
+        text = str(root)
+        local = locations.local_path(text)
+        self.location = text
+        self._fs: Any = None
+        self._options: dict[str, str] = {}
         if local is None:
-            raise ConfigError(
-                f"delta.root: {root}: the dashboard and the notifier read tables on this "
-                "machine only (a path or a file:// URI)"
-            )
+            if not storage.is_s3(text):
+                raise ConfigError(
+                    f"delta.root: {root}: the dashboard, the notifier and groupwatch lag read "
+                    "a path, a file:// URI or an S3 location (s3a://, s3://)"
+                )
+            settings = storage_config or StorageConfig()
+            self._fs = _s3_filesystem(settings)
+            self._options = storage.delta_rs_options(settings, text)
+            # "bucket/prefix", as pyarrow's S3 file system names objects.
+            self._base = storage.for_delta_rs(text).split("://", 1)[1].rstrip("/")
+            self._check()
+            local = Path(self._base)
         self.root = local
         self._cache: dict[str, _Cached] = {}
         self._lock = threading.Lock()
@@ -257,9 +325,70 @@ class DeltaStore:
         self._handles: dict[str, _Handle] = {}
         self._handle_locks: dict[str, threading.Lock] = {}
 
+    def _check(self) -> None:
+        """The bucket answers with these credentials: a wrong secret, an unreachable endpoint
+        or a missing bucket is one error at start-up, not a warning on every page."""
+        bucket = self._base.split("/", 1)[0]
+        try:
+            info = self._fs.get_file_info(bucket)
+            if info.type == pafs.FileType.NotFound:
+                raise StorageError(f"delta.root: {self.location}: bucket {bucket!r} does not exist")
+            self._fs.get_file_info(pafs.FileSelector(self._base, allow_not_found=True))
+        except OSError as exc:
+            raise _storage_failure(self.location, exc) from None
+
+    @property
+    def remote(self) -> bool:
+        """Whether the tables are on an object store (read through its client)."""
+        return self._fs is not None
+
     def path(self, table: str) -> Path:
         columns(table)  # an unknown name raises KeyError: nothing a user types reaches a path
         return self.root / table
+
+    def uri(self, table: str) -> str:
+        """The table's location as delta-rs opens it."""
+        path = self.path(table)
+        return f"s3://{path.as_posix()}" if self.remote else str(path)
+
+    def open_table(self, table: str) -> DeltaTable:
+        """The table's log loaded by delta-rs, with the store's options."""
+        return DeltaTable(self.uri(table), storage_options=self._options or None)
+
+    def _log_names(self, table: str) -> list[str] | None:
+        """The file names in the table's ``_delta_log``; ``None`` when there is none."""
+        log_dir = self.path(table) / "_delta_log"
+        if not self.remote:
+            try:
+                return os.listdir(log_dir)
+            except OSError:
+                return None
+        try:
+            infos = self._fs.get_file_info(
+                pafs.FileSelector(log_dir.as_posix(), allow_not_found=True)
+            )
+        except OSError as exc:
+            log.warning("cannot list %s: %s", self.uri(table), exc)
+            return None
+        return [i.base_name for i in infos] or None
+
+    def _commit_stamp(self, table: str, version: int) -> tuple[int, int, int] | None:
+        """:func:`_commit_file` for this store (an object's size and time on S3)."""
+        if not self.remote:
+            return _commit_file(self.path(table), version)
+        target = (self.path(table) / "_delta_log" / f"{version:020}.json").as_posix()
+        try:
+            info = self._fs.get_file_info(target)
+        except OSError:
+            return None
+        if info.type == pafs.FileType.NotFound:
+            return None
+        return 0, int(info.size or 0), int(info.mtime_ns or 0)
+
+    def _data_file(self, table: str, relative: str) -> tuple[str, Any]:
+        """A data file's path and the file system it is read from (``None``: this machine's)."""
+        target = self.path(table) / relative
+        return (target.as_posix(), self._fs) if self.remote else (str(target), None)
 
     def empty(self, table: str) -> pd.DataFrame:
         frame: pd.DataFrame = schema(table).empty_table().to_pandas()
@@ -272,10 +401,8 @@ class DeltaStore:
         ``<version>.json`` (written whole by the writer's put-if-absent), so the highest one
         is the newest version, and a refresh that finds it unchanged reads nothing else.
         """
-        log_dir = self.path(table) / "_delta_log"
-        try:
-            names = os.listdir(log_dir)
-        except OSError:
+        names = self._log_names(table)
+        if names is None:
             return None
         versions = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
         return max(versions) if versions else None
@@ -392,7 +519,8 @@ class DeltaStore:
     ) -> pa.Table:
         """One file's rows whose ``column`` is one of ``wanted``, in the declared types and
         column order, partition values filled in."""
-        with _open(self.path(table) / data_file.path) as source:
+        where, fs = self._data_file(table, data_file.path)
+        with _open(where, fs=fs) as source:
             stored = _stored(source, data_file)
             at = clustering.row_groups(
                 clustering.row_group_bounds(source.metadata, column),
@@ -423,7 +551,7 @@ class DeltaStore:
             return self.empty(table)
         values = pa.array(sorted(value if isinstance(value, set) else {value}), pa.string())
         try:
-            delta = DeltaTable(str(path))
+            delta = self.open_table(table)
             parts = None
             if column == "group" and "group_bucket" in delta.metadata().partition_columns:
                 # The group's partitions alone (``lag_history``): the others are not opened.
@@ -495,15 +623,15 @@ class DeltaStore:
         path = self.path(table)
         kept = self._handles.get(table)
         if kept is not None and kept.commit is not None:
-            if _commit_file(path, kept.table.version()) == kept.commit:
+            if self._commit_stamp(table, kept.table.version()) == kept.commit:
                 try:
                     kept.table.update_incremental()
-                    kept.commit = _commit_file(path, kept.table.version())
+                    kept.commit = self._commit_stamp(table, kept.table.version())
                     return kept.table
                 except (DeltaError, OSError) as exc:
                     log.info("reloading %s: %s", path, exc)
-        dt = DeltaTable(str(path))
-        self._handles[table] = _Handle(dt, _commit_file(path, dt.version()))
+        dt = self.open_table(table)
+        self._handles[table] = _Handle(dt, self._commit_stamp(table, dt.version()))
         return dt
 
     def read_file(self, table: str, data_file: DataFile, how: FileRead = WHOLE) -> pd.DataFrame:
@@ -516,7 +644,8 @@ class DeltaStore:
         partition = {name for name, _ in data_file.partition if name in declared.names}
         # One footer read for the schema, the filter's columns and the rest; buffered as the
         # dataset reader of ``pq.read_table`` buffers (a file's column chunks read at once).
-        with _open(self.path(table) / data_file.path, pre_buffer=True) as source:
+        target, fs = self._data_file(table, data_file.path)
+        with _open(target, pre_buffer=True, fs=fs) as source:
             stored = _stored(source, data_file)
             present = set(stored) | partition
             wanted = stored if how.columns is None else [c for c in how.columns if c in stored]

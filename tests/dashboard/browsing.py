@@ -34,8 +34,15 @@ CHROMIUM_ARGS = [
 
 
 @contextmanager
-def served(delta_root: str, log: Path, refresh: int = 5) -> Iterator[str]:
-    """``groupwatch dashboard`` on ``delta_root``, on a free loopback port; yields its URL."""
+def served(
+    delta_root: str,
+    log: Path,
+    refresh: int = 5,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """``groupwatch dashboard`` on ``delta_root``, on a free loopback port; yields its URL
+    (``extra``: further arguments, ``--set`` say; ``env``: added to the environment)."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -49,10 +56,12 @@ def served(delta_root: str, log: Path, refresh: int = 5) -> Iterator[str]:
             str(port),
             "--refresh",
             str(refresh),
+            *extra,
         ],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -46,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_cli.load(args)
     root = args.delta_root or cfg.delta.root
     app = create_app(
-        DeltaStore(root), refresh_seconds=args.refresh, metrics_url=args.metrics_url, warm=True
+        DeltaStore(root, cfg.storage),
+        refresh_seconds=args.refresh,
+        metrics_url=args.metrics_url,
+        warm=True,
     )
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         logging.warning(

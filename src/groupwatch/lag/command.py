@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from groupwatch import config_cli
+from groupwatch.config import StorageConfig
 from groupwatch.detect.lag.judge import duration
 from groupwatch.tables import PARTITION_LAG
 
@@ -36,17 +37,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def rows(root: str, groups: list[str]) -> list[dict[str, Any]]:
+def rows(
+    root: str, groups: list[str], storage: StorageConfig | None = None
+) -> list[dict[str, Any]]:
     """The ``partition_lag`` rows, by group, topic and partition (pyarrow, not pandas: the
     integers of a column with nulls stay integers)."""
-    from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
     from groupwatch.deltaread import DeltaStore
 
-    path = DeltaStore(root).path("partition_lag")
+    store = DeltaStore(root, storage)
+    if store.version("partition_lag") is None:
+        return []
     try:
-        table = DeltaTable(str(path)).to_pyarrow_table()
+        table = store.open_table("partition_lag").to_pyarrow_table()
     except (TableNotFoundError, FileNotFoundError):
         return []
     wanted = set(groups)
@@ -79,7 +83,7 @@ def _text(r: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)
-    found = rows(args.delta_root or cfg.delta.root, list(args.group))
+    found = rows(args.delta_root or cfg.delta.root, list(args.group), cfg.storage)
     for r in found:
         print(json.dumps(r, ensure_ascii=False) if args.json else _text(r))
     if not found:

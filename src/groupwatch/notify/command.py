@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         rules = load_config(config_cli.referenced_file(key, value))
     except NotifyConfigError as exc:
         raise ConfigError(f"{key}: {exc}") from None
-    store = DeltaStore(args.delta_root or cfg.delta.root)
+    store = DeltaStore(args.delta_root or cfg.delta.root, cfg.storage)
     notifier = Notifier(rules)
     try:
         while True:
