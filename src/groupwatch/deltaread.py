@@ -280,7 +280,7 @@ _FAILURES = (
 )  # fmt: skip
 
 
-def _storage_failure(root: str, exc: BaseException) -> StorageError:
+def _storage_failure(root: str, exc: BaseException, key: str = "delta.root") -> StorageError:
     """One line naming the storage and what failed, from pyarrow's or delta-rs's words."""
     text = " ".join(str(exc).split())
     lowered = text.lower()
@@ -288,7 +288,27 @@ def _storage_failure(root: str, exc: BaseException) -> StorageError:
         (meaning for words, meaning in _FAILURES if any(w in lowered for w in words)),
         "cannot be read",
     )
-    return StorageError(f"delta.root: {root}: {what} ({text[:300]})")
+    return StorageError(f"{key}: {root}: {what} ({text[:300]})")
+
+
+def _check_bucket(fs: Any, base: str, location: str, key: str = "delta.root") -> None:
+    bucket = base.split("/", 1)[0]
+    try:
+        if fs.get_file_info(bucket).type == pafs.FileType.NotFound:
+            raise StorageError(f"{key}: {location}: bucket {bucket!r} does not exist")
+        fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    except OSError as exc:
+        raise _storage_failure(location, exc, key) from None
+
+
+def check_location(location: str, storage_config: StorageConfig, key: str) -> None:
+    """Whether the object store under ``location`` (``key``: the setting naming it) answers
+    with the AWS chain's credentials and holds its bucket (a local path passes): the job
+    asks before it starts Spark, so a wrong secret writes nothing anywhere."""
+    if not storage.is_s3(location):
+        return
+    base = storage.for_delta_rs(location).split("://", 1)[1].rstrip("/")
+    _check_bucket(_s3_filesystem(storage_config), base, location, key)
 
 
 class DeltaStore:
@@ -328,14 +348,7 @@ class DeltaStore:
     def _check(self) -> None:
         """The bucket answers with these credentials: a wrong secret, an unreachable endpoint
         or a missing bucket is one error at start-up, not a warning on every page."""
-        bucket = self._base.split("/", 1)[0]
-        try:
-            info = self._fs.get_file_info(bucket)
-            if info.type == pafs.FileType.NotFound:
-                raise StorageError(f"delta.root: {self.location}: bucket {bucket!r} does not exist")
-            self._fs.get_file_info(pafs.FileSelector(self._base, allow_not_found=True))
-        except OSError as exc:
-            raise _storage_failure(self.location, exc) from None
+        _check_bucket(self._fs, self._base, self.location)
 
     @property
     def remote(self) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import hmac
-import os
 import socket
 import subprocess
 import time
@@ -144,11 +143,20 @@ def start(workdir: Path) -> S3Server:
             ]
         )
     )
+    # Without a configuration logback logs everything at DEBUG: thousands of lines a second
+    # of the server's CPU.
+    logback = workdir / "logback.xml"
+    logback.write_text(
+        '<configuration><appender name="out" class="ch.qos.logback.core.ConsoleAppender">'
+        "<encoder><pattern>%d %level %logger{20} %msg%n</pattern></encoder></appender>"
+        '<root level="WARN"><appender-ref ref="out"/></root></configuration>'
+    )
     log = (workdir / "s3proxy.log").open("wb")
     process = subprocess.Popen(  # noqa: S603 - our own java and jars
         [
             "java",
             "-Xmx256m",
+            f"-Dlogback.configurationFile={logback}",
             "-cp",
             f"{jars}/*",
             "org.gaul.s3proxy.Main",
@@ -157,7 +165,6 @@ def start(workdir: Path) -> S3Server:
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "LOG_LEVEL": "warn"},
     )
     server = S3Server(f"http://127.0.0.1:{port}", process, data)
     deadline = time.monotonic() + 60

@@ -196,7 +196,7 @@ def test_notify_over_s3_fires_as_over_local_tables(
         ("unreachable endpoint", "does not answer"),
     ],
 )
-@pytest.mark.parametrize("command", ["lag", "notify", "dashboard"])
+@pytest.mark.parametrize("command", ["run", "lag", "notify", "dashboard"])
 def test_bad_outside_state_is_one_line_and_a_non_zero_exit(
     s3: S3Server, tables: tuple[DeltaStore, DeltaStore], tmp_path: Path,
     case: str, words: str, command: str,
@@ -211,9 +211,12 @@ def test_bad_outside_state_is_one_line_and_a_non_zero_exit(
     rules = tmp_path / "alerts.toml"
     rules.write_text(f'[notifier]\nstate_file = "{tmp_path / "state.json"}"\n')
     args = {"lag": ["lag"], "notify": ["notify", "--once", "--rules", str(rules)],
-            "dashboard": ["dashboard", "--port", "0"]}[command]  # fmt: skip
+            "dashboard": ["dashboard", "--port", "0"],
+            "run": ["run", "--once", "--set", "alerts.rules="]}[command]  # fmt: skip
     before = sorted(p.relative_to(s3.data) for p in s3.data.rglob("*"))
-    done = _cli(s3, *args, "--delta-root", root, "--set", f"storage.endpoint={endpoint}",
+    where = (["--set", f"delta.root={root}", "--set", f"checkpoint.root={root}-checkpoints"]
+             if command == "run" else ["--delta-root", root])  # fmt: skip
+    done = _cli(s3, *args, *where, "--set", f"storage.endpoint={endpoint}",
                 secret=secret)  # fmt: skip
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()

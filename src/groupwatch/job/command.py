@@ -54,6 +54,12 @@ def run(args: argparse.Namespace) -> int:
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)
     notifier_config = referenced_files(cfg)
+    from groupwatch.deltaread import check_location
+
+    # Before Spark starts: a wrong secret, a missing bucket or an endpoint that does not
+    # answer is one line (exit 2), and nothing is written anywhere.
+    check_location(cfg.delta.root, cfg.storage, "delta.root")
+    check_location(cfg.checkpoint.root, cfg.storage, "checkpoint.root")
     from groupwatch.job.runner import run_job
 
     return run_job(cfg, once=args.once, notifier_config=notifier_config, verbose=args.verbose)

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from groupwatch import paths
+from groupwatch import paths, storage
 from groupwatch.config import Config
 from groupwatch.errors import GroupwatchError
 
@@ -90,6 +90,9 @@ def base_settings(config: Config, *, local: bool = True) -> dict[str, str]:
         # Kafka's JAAS line carries a password under a name without "password" in it.
         "spark.redaction.regex": "(?i)secret|password|token|access[.]?key|jaas|keystore|truststore",
     }
+    if storage.is_s3(config.delta.root) or storage.is_s3(config.checkpoint.root):
+        # hadoop-aws (s3a://) addressed as [storage] says, credentials from the AWS chain.
+        settings.update(storage.spark_conf(config.storage, os.environ))
     if local:
         if "spark.jars" not in config.spark.conf:
             settings["spark.jars"] = ",".join(spark_jars())
