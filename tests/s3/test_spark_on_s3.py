@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from groupwatch import config, storage
+from groupwatch import config
 from groupwatch.deltaread import DeltaStore
-from groupwatch.spark.session import base_settings
 from tests.s3.server import S3Server
+from tests.s3.spark_conf import hadoop_on_s3
 
 pytestmark = [pytest.mark.spark]
 
@@ -24,35 +24,7 @@ BUCKET = "gw-spark"
 
 @pytest.fixture(scope="module")
 def on_s3(spark: Any, s3: S3Server) -> Iterator[config.Config]:
-    """The session's Hadoop configuration given what the job's session gets from [storage]."""
-    s3.make_bucket(BUCKET)
-    cfg = config.load(
-        None,
-        env=s3.env(),
-        overrides=s3.overrides(f"s3a://{BUCKET}/groupwatch"),
-    )
-    saved_env = {k: os.environ.get(k) for k in s3.env()}
-    os.environ.update(s3.env())  # the AWS chain's variables, as the job's process has them
-    settings = base_settings(cfg, local=False)
-    assert settings == {**settings, **storage.spark_conf(cfg.storage, s3.env())}
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
-    saved = {}
-    for key, value in settings.items():
-        if key.startswith("spark.hadoop."):
-            name = key[len("spark.hadoop.") :]
-            saved[name] = hadoop.get(name)
-            hadoop.set(name, value)
-    yield cfg
-    for name, env_value in saved_env.items():
-        if env_value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = env_value
-    for name, value in saved.items():
-        if value is None:
-            hadoop.unset(name)
-        else:
-            hadoop.set(name, value)
+    yield from hadoop_on_s3(spark, s3, BUCKET)
 
 
 def test_a_spark_delta_table_on_s3a_reads_back_in_spark_and_delta_rs(
