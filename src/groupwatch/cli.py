@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -52,6 +54,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result
 
 
+#: Commands that end through the interpreter's own teardown: the job's Spark session, its lag
+#: process and its other children stop through their shutdown hooks.
+TEARDOWN_COMMANDS = frozenset({"run"})
+
+
+def console() -> NoReturn:
+    """The ``groupwatch`` console script: :func:`main`, then the process ends with its status.
+
+    A pyarrow dataset over delta-rs's file system (``to_pyarrow_dataset``: the lag tables, a
+    group's scanned rows) leaves a native thread that aborts the interpreter while it finalizes
+    ("terminate called without an active exception", exit 134, after the command's output is
+    complete: delta-io/delta-rs#2184), so ``groupwatch lag`` exited 134 on success and no script
+    could trust its status.  Nothing these commands do waits for the interpreter's teardown, so
+    once logging and both streams are flushed the process leaves at once; ``run`` keeps the
+    ordinary exit (:data:`TEARDOWN_COMMANDS`).
+    """
+    argv = sys.argv[1:]
+    code = main(argv)
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    if chosen in TEARDOWN_COMMANDS:
+        sys.exit(code)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a reader gone early was already answered with 141 by main()
+    os._exit(code)
+
+
 def _reader_gone() -> int:
     """The reader of standard output went away (``groupwatch config | head``): end quietly.
 
@@ -87,4 +119,4 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console()
