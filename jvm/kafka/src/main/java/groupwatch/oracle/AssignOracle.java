@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -109,7 +108,7 @@ public final class AssignOracle {
             } catch (Exception | StackOverflowError e) {
                 result.setLength(0);
                 result.append("{\"error\":");
-                quote(result, e.getClass().getName() + ": " + e.getMessage());
+                Wire.quote(result, e.getClass().getName() + ": " + e.getMessage());
                 result.append('}');
             }
             out.write(result.toString());
@@ -206,7 +205,7 @@ public final class AssignOracle {
                 out.append(',');
             }
             firstMember = false;
-            quote(out, m.id);
+            Wire.quote(out, m.id);
             out.append(":[");
             Assignment a = assignment.groupAssignment().get(m.id);
             if (a != null) {
@@ -217,7 +216,7 @@ public final class AssignOracle {
                     }
                     first = false;
                     out.append('[');
-                    quote(out, tp.topic());
+                    Wire.quote(out, tp.topic());
                     out.append(',').append(tp.partition()).append(']');
                     assigned.add(tp);
                 }
@@ -238,7 +237,7 @@ public final class AssignOracle {
                     }
                     first = false;
                     out.append('[');
-                    quote(out, topic);
+                    Wire.quote(out, topic);
                     out.append(',').append(p.partition()).append(']');
                 }
             }
@@ -262,7 +261,7 @@ public final class AssignOracle {
         for (Member m : members) {
             ByteBuffer userData;
             if ("sticky".equals(protocol)) {
-                userData = m.hasGeneration || !m.owned.isEmpty() ? stickyUserDataV1(m.owned, m.generation) : null;
+                userData = m.hasGeneration || !m.owned.isEmpty() ? Wire.stickyUserData(m.owned, m.generation) : null;
             } else {
                 userData = ByteBuffer.allocate(4).putInt(0, m.generation);
             }
@@ -270,46 +269,5 @@ public final class AssignOracle {
             subscriptions.put(m.id, ConsumerProtocol.deserializeSubscription(ConsumerProtocol.serializeSubscription(built)));
         }
         return subscriptions;
-    }
-
-    /** StickyAssignor's STICKY_ASSIGNOR_USER_DATA_V1: the previous assignment grouped by topic, then the generation. */
-    private static ByteBuffer stickyUserDataV1(List<TopicPartition> owned, int generation) {
-        Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
-        for (TopicPartition tp : owned) {
-            byTopic.computeIfAbsent(tp.topic(), t -> new ArrayList<>()).add(tp.partition());
-        }
-        int size = 4 + 4;
-        for (Map.Entry<String, List<Integer>> e : byTopic.entrySet()) {
-            size += 2 + e.getKey().getBytes(StandardCharsets.UTF_8).length + 4 + 4 * e.getValue().size();
-        }
-        ByteBuffer buffer = ByteBuffer.allocate(size);
-        buffer.putInt(byTopic.size());
-        for (Map.Entry<String, List<Integer>> e : byTopic.entrySet()) {
-            byte[] name = e.getKey().getBytes(StandardCharsets.UTF_8);
-            buffer.putShort((short) name.length);
-            buffer.put(name);
-            buffer.putInt(e.getValue().size());
-            for (int p : e.getValue()) {
-                buffer.putInt(p);
-            }
-        }
-        buffer.putInt(generation);
-        buffer.flip();
-        return buffer;
-    }
-
-    private static void quote(StringBuilder out, String s) {
-        out.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                out.append('\\').append(c);
-            } else if (c < 0x20 || c > 0x7e) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        out.append('"');
     }
 }

@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -70,7 +69,7 @@ public final class ClaimsOracle {
                 Throwable cause = e instanceof InvocationTargetException ? e.getCause() : e;
                 result.setLength(0);
                 result.append("{\"error\":");
-                quote(result, cause.getClass().getName() + ": " + cause.getMessage());
+                Wire.quote(result, cause.getClass().getName() + ": " + cause.getMessage());
                 result.append('}');
             }
             out.write(result.toString());
@@ -153,7 +152,7 @@ public final class ClaimsOracle {
                 out.append(',');
             }
             first = false;
-            quote(out, id);
+            Wire.quote(out, id);
             out.append(':');
             list(out, owned.getOrDefault(id, List.of()));
         }
@@ -172,38 +171,10 @@ public final class ClaimsOracle {
                 return ByteBuffer.wrap(new byte[] {0x7f, 0x01});
             case "sticky0":
             case "sticky1":
-                return stickyUserData(previous, "sticky1".equals(kind) ? generation : null);
+                return Wire.stickyUserData(previous, "sticky1".equals(kind) ? generation : null);
             default:
                 throw new IllegalArgumentException("unknown user data " + kind);
         }
-    }
-
-    /** StickyAssignor's user data: the previous assignment grouped by topic, then (V1) the generation. */
-    private static ByteBuffer stickyUserData(List<TopicPartition> previous, Integer generation) {
-        Map<String, List<Integer>> byTopic = new LinkedHashMap<>();
-        for (TopicPartition tp : previous) {
-            byTopic.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
-        }
-        int size = 4 + (generation != null ? 4 : 0);
-        for (Map.Entry<String, List<Integer>> e : byTopic.entrySet()) {
-            size += 2 + e.getKey().getBytes(StandardCharsets.UTF_8).length + 4 + 4 * e.getValue().size();
-        }
-        ByteBuffer buffer = ByteBuffer.allocate(size);
-        buffer.putInt(byTopic.size());
-        for (Map.Entry<String, List<Integer>> e : byTopic.entrySet()) {
-            byte[] name = e.getKey().getBytes(StandardCharsets.UTF_8);
-            buffer.putShort((short) name.length);
-            buffer.put(name);
-            buffer.putInt(e.getValue().size());
-            for (int p : e.getValue()) {
-                buffer.putInt(p);
-            }
-        }
-        if (generation != null) {
-            buffer.putInt(generation);
-        }
-        buffer.flip();
-        return buffer;
     }
 
     private static void list(StringBuilder out, List<TopicPartition> partitions) {
@@ -215,24 +186,9 @@ public final class ClaimsOracle {
             }
             first = false;
             out.append('[');
-            quote(out, tp.topic());
+            Wire.quote(out, tp.topic());
             out.append(',').append(tp.partition()).append(']');
         }
         out.append(']');
-    }
-
-    private static void quote(StringBuilder out, String s) {
-        out.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                out.append('\\').append(c);
-            } else if (c < 0x20 || c > 0x7e) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        out.append('"');
     }
 }
