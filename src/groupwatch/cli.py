@@ -29,13 +29,18 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line: its first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def _build_parser(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, str | None]:
     parser = argparse.ArgumentParser(
         prog="groupwatch",
         description="Is every Kafka consumer group's partition assignment correct right now?",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = next((a for a in argv if not a.startswith("-")), None)
+    chosen = _chosen(argv)
     for name, (module, help_text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
@@ -72,8 +77,7 @@ def console() -> NoReturn:
     """
     argv = sys.argv[1:]
     code = main(argv)
-    chosen = next((a for a in argv if not a.startswith("-")), None)
-    if chosen in TEARDOWN_COMMANDS:
+    if _chosen(argv) in TEARDOWN_COMMANDS:
         sys.exit(code)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
