@@ -203,10 +203,12 @@ ENGINE_ONLY = frozenset(
 
 
 @dataclass(frozen=True)
-class DetectConfig:
-    """The findings engine's thresholds (``docs/findings.md`` explains each).  A key made with
-    ``_engine`` sets that field of :class:`DetectorConfig`, in the file's unit; the others are
-    read by :meth:`detector` itself or by the job."""
+class DetectSection:
+    """The ``[detect]`` section as written: the findings engine's thresholds
+    (``docs/findings.md`` explains each).  A key made with ``_engine`` sets that field of
+    :class:`DetectorConfig`, in the file's unit; the others are read by :meth:`detector` itself
+    or by the job.  Named for the file's section so that it is never read as the engine's own
+    :class:`DetectorConfig`, which :meth:`detector` builds."""
 
     #: Protocols following KIP-429's two-phase hand-over, comma separated.
     cooperative_protocols: str = ",".join(_DETECTOR.cooperative_protocols)
@@ -382,7 +384,7 @@ class Config:
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     storage: StorageConfig = field(default_factory=StorageConfig)
     job: JobConfig = field(default_factory=JobConfig)
-    detect: DetectConfig = field(default_factory=DetectConfig)
+    detect: DetectSection = field(default_factory=DetectSection)
     lag: LagConfig = field(default_factory=LagConfig)
     validation: ValidationConfig = field(default_factory=ValidationConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
@@ -406,7 +408,7 @@ SECTIONS: dict[str, type[Any]] = {
     "checkpoint": CheckpointConfig,
     "storage": StorageConfig,
     "job": JobConfig,
-    "detect": DetectConfig,
+    "detect": DetectSection,
     "lag": LagConfig,
     "validation": ValidationConfig,
     "metrics": MetricsConfig,

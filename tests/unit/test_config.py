@@ -122,14 +122,14 @@ def test_every_engine_threshold_has_a_detect_key_that_reaches_it() -> None:
     from groupwatch.detect.config import DetectorConfig
 
     engine = {f.name for f in dataclasses.fields(DetectorConfig)}
-    keys = [f for f in dataclasses.fields(config.DetectConfig) if "engine" in f.metadata]
+    keys = [f for f in dataclasses.fields(config.DetectSection) if "engine" in f.metadata]
     special = {"cooperative_protocols", "broker_version", "partitions_per_topic"}
     special |= {"partitions_as_of_ms"}
     mapped = {f.metadata["engine"] for f in keys}
     assert len(mapped) == len(keys)  # no two keys set one field
     assert engine - mapped - special == config.ENGINE_ONLY
     assert not (mapped | special) & config.ENGINE_ONLY
-    assert config.DetectConfig().detector(now_ms=0) == DetectorConfig()
+    assert config.DetectSection().detector(now_ms=0) == DetectorConfig()
     overrides = [f"detect.{f.name}={31 + i}" for i, f in enumerate(keys)]
     detector = config.load(None, env={}, overrides=overrides).detect.detector(now_ms=0)
     for i, f in enumerate(keys):

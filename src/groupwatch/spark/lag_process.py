@@ -33,11 +33,12 @@ from typing import IO, Any
 from groupwatch.config import Config
 from groupwatch.detect.lag.judge import FINDING_OF
 from groupwatch.detect.lag.poll import PollResult
+from groupwatch.errors import GroupwatchError
 
 log = logging.getLogger("groupwatch.job")
 
 
-class LagProcessError(RuntimeError):
+class LagProcessError(GroupwatchError, RuntimeError):
     """The child failed a request (its traceback in the message) or ended."""
 
 

@@ -29,6 +29,7 @@ from groupwatch import paths
 from groupwatch.bootstrap import STATE_FILE, BrokerState, live_state, read_state
 from groupwatch.bootstrap import pid_alive as _pid_alive
 from groupwatch.bootstrap import port_answers as _port_answers
+from groupwatch.errors import GroupwatchError
 
 __all__ = ["SCRAM_MECHANISM", "BrokerError", "BrokerState", "LocalBroker", "SaslSsl"]
 
@@ -38,7 +39,7 @@ _SASL_FILE = "sasl_ssl.json"
 _SASL_LISTENER = "SASL_SSL"
 
 
-class BrokerError(RuntimeError):
+class BrokerError(GroupwatchError, RuntimeError):
     """The local broker could not be started, reached or stopped; the message says why."""
 
 
