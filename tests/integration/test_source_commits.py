@@ -1,6 +1,7 @@
 """The commits the Python stage gets besides every other record: the first of each partition
-(``first_commits``) and the newest before each group-metadata record (``commits_before``),
-held to a plain Python reading of the same rows, malformed keys among them.
+and each group's newest (``first_commits``) and the newest before each group-metadata record
+(``commits_before``), held to a plain Python reading of the same rows, malformed keys among
+them.
 
 Both check a key's form after their aggregation, not on every commit: a malformed commit
 that is the newest of its stretch must give way to the newest well-formed one, never hide it.
@@ -68,7 +69,8 @@ def _rows(seed: int) -> list[tuple[Any, ...]]:
 
 
 def _expected(rows: list[tuple[Any, ...]], groups: set[str]) -> tuple[set[Any], set[Any]]:
-    """(first commits, commits before) as (group, key, partition, offset), by plain Python."""
+    """(first commits and each group's newest, commits before) as (group, key, partition,
+    offset), by plain Python."""
     commits = [r for r in rows if r[0][1] in (0, 1) and r[1] is not None and _well_formed(r[0])]
     first: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for r in commits:
@@ -76,6 +78,14 @@ def _expected(rows: list[tuple[Any, ...]], groups: set[str]) -> tuple[set[Any], 
         slot = (group, r[0][2:-4], r[0][-4:])
         if group in groups and (
             slot not in first or (r[3], r[4]) < (first[slot][3], first[slot][4])
+        ):
+            first[slot] = r
+    # And each group's newest: the time the engine keeps after the batch's last record.
+    for r in commits:
+        group = decode_key(r[0])[1].group
+        slot = (group,)
+        if group in groups and (
+            slot not in first or (r[3], r[4]) > (first[slot][3], first[slot][4])
         ):
             first[slot] = r
     marks: dict[str, list[tuple[int, int]]] = {}
@@ -106,8 +116,8 @@ def _expected(rows: list[tuple[Any, ...]], groups: set[str]) -> tuple[set[Any], 
 def test_first_commits_and_commits_before_keep_well_formed_keys(  # type: ignore[no-untyped-def]
     spark, seed: int, positions_fit: bool
 ) -> None:
-    """Both ways of finding the first commits (positions aggregated as longs, or the rows
-    themselves) give the rows a plain reading of the batch gives."""
+    """Both ways of finding the first commits and each group's newest (positions aggregated as
+    longs, or the rows themselves) give the rows a plain reading of the batch gives."""
     rows = _rows(seed)
     df = spark.createDataFrame(
         rows,

@@ -211,10 +211,10 @@ def _commit(state: GroupState, event: OffsetCommit, cfg: DetectorConfig) -> Grou
     """An offset commit: a lower bound on its topic's count, and its topic id.
 
     A commit under a new topic id for a known name would show a re-created topic even with no
-    generation in between, but the job's Python stage does not see every commit (only the
-    first of a batch's commits per partition, and only for groups with other records in the
-    batch): ``analyze`` and the job would disagree, so a re-creation counts only when a
-    generation shows the topic missing (:func:`_missing`).
+    generation in between, but the job's Python stage does not see every commit (the first
+    of a batch's commits per partition and a few newest ones, and only for groups with other
+    records in the batch): ``analyze`` and the job would disagree, so a re-creation counts
+    only when a generation shows the topic missing (:func:`_missing`).
     """
     tid = event.topic_id
     known_id = bool(tid) and tid != _ZERO_TOPIC_ID

@@ -10,12 +10,13 @@ and the same per-group function the workers run
 (:func:`groupwatch.spark.python_stage.process_arrow`), group by group.
 
 Each group gets its records in offset order, as in the workers, with *every* offset commit
-of the group in the batch rather than the first of each partition and the last before each
-generation (:func:`groupwatch.spark.source.first_commits`,
-:func:`~groupwatch.spark.source.commits_before`): those two are what the other commits add
+of the group in the batch rather than the first of each partition, the last before each
+generation and the newest (:func:`groupwatch.spark.source.first_commits`,
+:func:`~groupwatch.spark.source.commits_before`): those are what the other commits add
 nothing to, chosen in Spark so that a backlog's millions of commits never reach Python; a
 small batch's commits are few, and all of them are what :func:`groupwatch.analyze.analyze`
-reads.
+reads.  The engine ends in the same state from either, so a batch saves the same states
+wherever it runs (``tests/scenarios/test_reduced_commits.py``).
 """
 
 from __future__ import annotations

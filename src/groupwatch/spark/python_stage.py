@@ -63,7 +63,7 @@ def run(
 
 def source_records(rec: pa.Table) -> list[processing.SourceRecord]:
     """One group's rows of the cogroup as source records, in offset order, each once (a commit
-    can come both as the first of its partition and as the last before a record)."""
+    can come as the first of its partition, the group's newest and the last before a record)."""
     rec = rec.sort_by([("partition", "ascending"), ("offset", "ascending")])
     columns = output.column_lists(rec, ("key", "value", "topic", "partition", "offset", "ts"))
     out: list[processing.SourceRecord] = []

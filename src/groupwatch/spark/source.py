@@ -223,21 +223,29 @@ def position() -> Column:
 
 def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False) -> DataFrame:
     """Of the batch's offset commits of ``groups``, the first for each (group, topic,
-    partition): all that inference can learn from them, in the place it learns it.
+    partition), all that inference can learn from them, in the place it learns it, and each
+    group's newest commit of the batch.
 
-    Later commits of the same partition tell nothing new about counts; the time they tell
-    matters only where a group's other record follows (:func:`commits_before`), and else is
-    the batch's clock, which the Python stage applies at the end.  A commit whose key is
-    malformed is not among them (every commit of a (group, topic, partition) shares the
-    prefix, so the check after the aggregation drops exactly the rows it would drop before).
+    Later commits of the same partition tell nothing new about counts, only a time: the time
+    of the group's newest commit before each of its group-metadata records
+    (:func:`commits_before`) and after the last one, where the engine's state keeps it
+    (``rebalance_stuck`` measures a silence from it, and the brokers' look after the records
+    reads it).  That last one is the group's newest commit of the batch.  Without it the state
+    saved held the time of the batch's first commits (a group's first commits of three
+    partitions, then one more: the third's time, not the fourth's), while a batch run on the
+    driver (:mod:`groupwatch.spark.driver_stage`), which gets every commit, and ``analyze``
+    held the fourth's: the same batches saved two states.  A commit whose key is malformed is
+    not among them (every commit of a (group, topic, partition) shares the prefix, so the
+    check after the aggregation drops exactly the rows it would drop before), and the newest
+    is the newest well-formed one.
 
-    ``positions_fit`` (:attr:`BatchStats.positions_fit`): each key's first position is found
-    by an aggregation of longs, and its row fetched by a semi-join on the positions, broadcast.
-    The aggregation of the rows themselves (binary key and value in its buffer) cannot be
-    hashed: Spark sorted every commit of a backlog for it (7 million, spilling 1.6 GB, 28 s of
-    a start-up of the cluster model; bench/HISTORY.md, "Start-up: the first commits by
-    position, a key's form once per prefix, arrays per table").  Otherwise (an offset past
-    2^42) the rows are aggregated.
+    ``positions_fit`` (:attr:`BatchStats.positions_fit`): each key's first and last positions
+    are found by an aggregation of longs, and their rows fetched by a semi-join on the
+    positions, broadcast.  The aggregation of the rows themselves (binary key and value in its
+    buffer) cannot be hashed: Spark sorted every commit of a backlog for it (7 million,
+    spilling 1.6 GB, 28 s of a start-up of the cluster model; bench/HISTORY.md, "Start-up: the
+    first commits by position, a key's form once per prefix, arrays per table").  Otherwise
+    (an offset past 2^42) the rows are aggregated.
     """
     from pyspark.sql import functions as F
 
@@ -247,7 +255,7 @@ def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False)
             "kgroup",
             keys.commit_prefix(F.col("key")).alias("prefix"),
             keys.commit_partition_bytes(F.col("key")),
-        ).agg(F.min(position()).alias("pos"))
+        ).agg(F.min(position()).alias("pos"), F.max(position()).alias("last"))
         # A key's form is its prefix's: checked once per (group, topic) prefix, not once per
         # partition (a start-up's 1.2 million first commits spent about a minute of CPU on it).
         # The check names the count so that Spark cannot push it below the aggregation.
@@ -258,7 +266,9 @@ def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False)
             .where(_well_formed(F.when(F.col("n") > 0, F.col("prefix"))))
             .select("prefix")
         )
-        kept = firsts.join(F.broadcast(well_formed), "prefix", "left_semi").select("pos")
+        formed = firsts.join(F.broadcast(well_formed), "prefix", "left_semi")
+        newest = formed.groupBy("kgroup").agg(F.max("last").alias("pos"))
+        kept = formed.select("pos").unionByName(newest.select("pos"))
         return (
             commits.withColumn("pos", position())
             .join(F.broadcast(kept), "pos", "left_semi")
@@ -266,18 +276,23 @@ def first_commits(df: DataFrame, groups: DataFrame, positions_fit: bool = False)
                 F.col("kgroup").alias("group"), "key", "value", "topic", "partition", "offset", "ts"
             )
         )
-    first = F.min_by(
-        F.struct("key", "value", "topic", "partition", "offset", "ts"),
-        F.struct("partition", "offset"),
-    )
-    return (
+    fields = F.struct("key", "value", "topic", "partition", "offset", "ts")
+    at = F.struct("partition", "offset")
+    per_partition = (
         commits.groupBy(
             "kgroup",
             keys.commit_prefix(F.col("key")).alias("prefix"),
             keys.commit_partition_bytes(F.col("key")),
         )
-        .agg(first.alias("r"))
+        .agg(F.min_by(fields, at).alias("r"), F.max_by(fields, at).alias("newest"))
         .where(_well_formed(_kept_key()))
+    )
+    newest_of_group = per_partition.groupBy("kgroup").agg(
+        F.max_by("newest", F.struct("newest.partition", "newest.offset")).alias("r")
+    )
+    return (
+        per_partition.select("kgroup", "r")
+        .unionByName(newest_of_group)
         .select(F.col("kgroup").alias("group"), "r.*")
     )
 
