@@ -88,6 +88,10 @@ def test_the_newest_commits_decide() -> None:
     assert offsets.before_note([(7, note(2)), (8, work), (9, work)], 2) == 6
     # The newest commit that is not upkeep's is an earlier batch's: this one has not merged.
     assert offsets.before_note([(7, note(1)), (8, work)], 2) == 8
-    # Another writer's commit after the MERGE: the MERGE is not the newest, so the newest.
-    assert offsets.before_note([(7, note(2)), (8, None)], 2) == 8
+    # Another writer's commits after the MERGE (an operator's OPTIMIZE, a DELETE, a note of
+    # their own): looked past as upkeep's are, so a replay reads what its first attempt read.
+    assert offsets.before_note([(7, note(2)), (8, None), (9, "nightly"), (10, work)], 2) == 6
+    assert offsets.before_note([(7, note(1)), (8, None)], 2) == 8
+    # A note that only starts as a batch's is not one.
+    assert offsets.before_note([(7, note(2)), (8, note(2) + "x")], 2) == 6
     assert offsets.before_note([(0, None)], 0) == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import deltalog, locations, tables, upkeep
+from groupwatch import deltalog, locations, tables
 from groupwatch.config import Config
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
 from groupwatch.spark import deltawrite, keys, sinks
@@ -128,8 +128,9 @@ def _merge_on_driver(config: Config, rows: pa.Table, batch_id: int) -> list[byte
 def version_before(spark: SparkSession, config: Config, batch_id: int) -> int:
     """The ``group_offsets`` version before this batch's MERGE (found by its note).
 
-    Only upkeep (its commits change no row) may have committed after this batch's MERGE, so
-    the newest commits that are not upkeep's decide: this batch's MERGE, or an earlier one."""
+    The newest commit with a batch's note decides: this batch's MERGE (a replay), or an
+    earlier one (its MERGE has not run yet); any other commit (upkeep's, an operator's own
+    OPTIMIZE or DELETE) is looked past (:func:`before_note`)."""
     path = config.table_path(tables.GROUP_OFFSETS.name)
     local = locations.local_path(path)
     if local is not None:
@@ -148,10 +149,15 @@ def version_before(spark: SparkSession, config: Config, batch_id: int) -> int:
 
 def before_note(entries: list[tuple[int, str | None]], batch_id: int) -> int:
     """Of a table's newest commits (version, note), the version before this batch's MERGE:
-    the one before its note if the newest commit that is not upkeep's has it, else the newest
-    (the MERGE has not run yet)."""
+    the one before its note if the newest commit with a batch's note has it, else the newest
+    (the MERGE has not run yet).
+
+    Every other commit is looked past, not only upkeep's: a replay must read what its first
+    attempt read, which was the table before its MERGE, whatever committed after it (reading
+    the newest instead gave a replay after an operator's OPTIMIZE the batch's own commits as
+    hints of earlier ones)."""
     for version, note in sorted(entries, key=lambda e: -e[0]):
-        if upkeep.is_upkeep(note):
+        if not is_batch_note(note):
             continue
         if note == batch_note(batch_id):
             return version - 1
@@ -159,6 +165,13 @@ def before_note(entries: list[tuple[int, str | None]], batch_id: int) -> int:
     return max(version for version, _ in entries)
 
 
+def is_batch_note(note: str | None) -> bool:
+    """Whether a commit's note is a batch's MERGE's (:func:`batch_note`)."""
+    prefix = batch_note(0)[:-1]
+    return note is not None and note.startswith(prefix) and note[len(prefix) :].isdigit()
+
+
 #: Commits of ``group_offsets``' history looked at: one upkeep turn commits at most four
-#: (DELETE, OPTIMIZE, VACUUM START and END) after the batch's MERGE.
+#: (DELETE, OPTIMIZE, VACUUM START and END) after the batch's MERGE; an operator's own
+#: commits beyond that few leave the newest version read (the MERGE not found).
 _HISTORY = 8
