@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from groupwatch import config, tables
-from groupwatch.spark import sinks
+from tests.integration.empty_tables import EmptyTables
 
 pytestmark = pytest.mark.spark
 
@@ -33,7 +33,7 @@ def where(request, monkeypatch) -> str:  # type: ignore[no-untyped-def]
     return str(request.param)
 
 
-def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
+def _job(spark, tables_: EmptyTables, root: Path, *extra: str):  # type: ignore[no-untyped-def]
     from groupwatch.spark.query import GroupwatchQuery
 
     cfg = config.load(
@@ -47,7 +47,7 @@ def _job(spark, root: Path, *extra: str):  # type: ignore[no-untyped-def]
             *extra,
         ],
     )
-    sinks.ensure_tables(spark, cfg)
+    tables_.create(spark, cfg)
     return GroupwatchQuery(spark, cfg, cfg.detect.detector()), cfg
 
 
@@ -62,8 +62,10 @@ def _left(spark, cfg) -> set[tuple[str, int]]:  # type: ignore[no-untyped-def]
     return {(r.group, r.batch_id) for r in df.collect()}
 
 
-def test_maintenance_keeps_what_a_replay_reads(spark, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
-    job, cfg = _job(spark, tmp_path)
+def test_maintenance_keeps_what_a_replay_reads(
+    spark, empty_tables: EmptyTables, tmp_path: Path, where: str
+) -> None:  # type: ignore[no-untyped-def]
+    job, cfg = _job(spark, empty_tables, tmp_path)
     fresh, old = _ts(NOW_MS - HOUR_MS), _ts(NOW_MS - 48 * HOUR_MS)
     _state(
         spark,
@@ -104,8 +106,10 @@ def test_maintenance_keeps_what_a_replay_reads(spark, tmp_path: Path, where: str
     assert len(_left(spark, cfg)) == 4
 
 
-def test_maintenance_every_n_batches_or_never(spark, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
-    job, cfg = _job(spark, tmp_path / "a")
+def test_maintenance_every_n_batches_or_never(
+    spark, empty_tables: EmptyTables, tmp_path: Path, where: str
+) -> None:  # type: ignore[no-untyped-def]
+    job, cfg = _job(spark, empty_tables, tmp_path / "a")
     rows = [("g", 1, "{}", _ts(NOW_MS), False), ("g", 2, "{}", _ts(NOW_MS), False)]
     _state(spark, cfg, rows)
     job._maintain_state(4, NOW_MS)  # not a 5th batch
@@ -115,6 +119,7 @@ def test_maintenance_every_n_batches_or_never(spark, tmp_path: Path, where: str)
 
     off, cfg_off = _job(
         spark,
+        empty_tables,
         tmp_path / "b",
         "job.state_maintenance_every_n_batches=0",
     )
@@ -123,14 +128,16 @@ def test_maintenance_every_n_batches_or_never(spark, tmp_path: Path, where: str)
     assert _left(spark, cfg_off) == {("g", 1), ("g", 2)}
 
 
-def test_expiry_can_be_off(spark, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
-    job, cfg = _job(spark, tmp_path, "job.expire_idle_groups_hours=0")
+def test_expiry_can_be_off(spark, empty_tables: EmptyTables, tmp_path: Path, where: str) -> None:  # type: ignore[no-untyped-def]
+    job, cfg = _job(spark, empty_tables, tmp_path, "job.expire_idle_groups_hours=0")
     _state(spark, cfg, [("silent", 1, "{}", _ts(NOW_MS - 10_000 * HOUR_MS), False)])
     job._maintain_state(BATCH, NOW_MS)
     assert _left(spark, cfg) == {("silent", 1)}
 
 
-def test_the_driver_maintains_as_spark_does(spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_driver_maintains_as_spark_does(
+    spark, empty_tables: EmptyTables, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """Random versions (superseded, deleted, reborn, silent, without an event time) and
     commits, maintained by each path on its own copy: the same versions left, the same
     counts and the same groups forgotten."""
@@ -161,7 +168,7 @@ def test_the_driver_maintains_as_spark_does(spark, tmp_path: Path, monkeypatch) 
                 "_local_tables",
                 on_driver if path == "driver" else (lambda config: None),
             )
-            job, cfg = _job(spark, tmp_path / f"{seed}-{path}")
+            job, cfg = _job(spark, empty_tables, tmp_path / f"{seed}-{path}")
             _state(spark, cfg, rows)
             if commits:
                 spark.createDataFrame(commits, tables.GROUP_OFFSETS.ddl).write.format("delta").mode(
