@@ -14,7 +14,7 @@ from groupwatch import config, upkeep
 from groupwatch.tables import POLLED_TABLES, TABLES
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
-from tests.integration.test_crash_safety import WALL_CLOCK
+from tests.integration.crash import WALL_CLOCK
 from tests.integration.test_job_scenarios import namespaced
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

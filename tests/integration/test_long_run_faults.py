@@ -28,7 +28,7 @@ import pytest
 
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
-from tests.integration.test_crash_safety import _batches_started, _table
+from tests.integration.crash import _batches_started, _table
 from tests.integration.test_job_scenarios import namespaced
 
 # Slow: two job runs on a filled and a freed tmpfs take minutes even on a quiet machine, and the
