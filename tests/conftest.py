@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from groupwatch_dev.broker import DEFAULT_KAFKA_VERSION, KAFKA_VERSIONS, NEWEST_KAFKA_VERSION
+
 # Property tests must give the same verdict on every run: CI derandomizes them.
 settings.register_profile(
     "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -26,7 +28,7 @@ QUICK_LANE_ENV = "GROUPWATCH_QUICK_LANE"
 # Markers of tests that start a JVM or drive something outside the process tree of pytest.
 NOT_QUICK_MARKERS = ("slow", "broker", "spark", "oracle", "browser", "fleet")
 # Fixtures that start a JVM: a test that asks for one is not quick, marked or not.
-NOT_QUICK_FIXTURES = ("broker", "spark", "spark_workdir")
+NOT_QUICK_FIXTURES = ("broker", "broker44", "any_broker", "spark", "spark_workdir")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,14 +71,14 @@ def refuse_in_quick_lane(what: str) -> None:
         )
 
 
-def local_broker(name: str) -> Iterator[str]:
+def local_broker(name: str, kafka_version: str | None = None) -> Iterator[str]:
     """A fresh single-node broker on loopback named ``name``, removed after; yields its
-    bootstrap (the body of a broker fixture)."""
+    bootstrap (the body of a broker fixture). ``kafka_version``: the release (default 4.3.1)."""
     from groupwatch_dev.broker import LocalBroker
 
     refuse_in_quick_lane("a Kafka broker")
 
-    local = LocalBroker(name)
+    local = LocalBroker(name, kafka_version=kafka_version or DEFAULT_KAFKA_VERSION)
     try:
         state = local.start(fresh=True)
     except Exception as exc:  # noqa: BLE001 - report the broker's own words
@@ -90,6 +92,22 @@ def local_broker(name: str) -> Iterator[str]:
 def broker() -> Iterator[str]:
     """A fresh single-node broker on loopback for this test session; yields its bootstrap."""
     yield from local_broker(f"pytest-{os.getpid()}")
+
+
+@pytest.fixture(scope="session")
+def broker44() -> Iterator[str]:
+    """A fresh broker of the newest release (Kafka 4.4.0, share.version=2) for this test
+    session; yields its bootstrap."""
+    yield from local_broker(f"pytest44-{os.getpid()}", NEWEST_KAFKA_VERSION)
+
+
+@pytest.fixture(scope="session", params=KAFKA_VERSIONS, ids=lambda v: f"kafka-{v}")
+def any_broker(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Each of the project's Kafka releases in turn: (release, bootstrap). A test that asks for
+    it runs once on the default broker and once on the newest (each started once a session)."""
+    version: str = request.param
+    name = "broker" if version == DEFAULT_KAFKA_VERSION else "broker44"
+    return version, request.getfixturevalue(name)
 
 
 @pytest.fixture(scope="session")

@@ -9,20 +9,29 @@ from pathlib import Path
 
 import pytest
 
+from groupwatch_dev.broker import DEFAULT_KAFKA_VERSION
+
 ROOT = Path(__file__).resolve().parents[1]
 HOME = Path(os.environ.get("GROUPWATCH_HOME", ROOT / ".groupwatch"))
 KAFKA_JARS = HOME / "jars" / "kafka"
 HARNESS_JAR = KAFKA_JARS / "groupwatch-oracle.jar"
 
 
-def kafka_classpath() -> str:
-    """The classpath of Kafka's jars plus the project's harness jar; skips if setup has not run."""
-    if not HARNESS_JAR.exists():
+def kafka_jars(version: str = DEFAULT_KAFKA_VERSION) -> Path:
+    """One release's jars: the default's (jvm/kafka/pom.xml) or another's (kafka-<version>)."""
+    return KAFKA_JARS if version == DEFAULT_KAFKA_VERSION else HOME / "jars" / f"kafka-{version}"
+
+
+def kafka_classpath(version: str = DEFAULT_KAFKA_VERSION) -> str:
+    """The classpath of one release's Kafka jars plus the project's harness jar built against
+    it; skips if setup has not run."""
+    harness = kafka_jars(version) / "groupwatch-oracle.jar"
+    if not harness.exists():
         # Never silently green: CI runs setup first, so a missing jar there is a failure.
         if os.environ.get("CI"):
-            pytest.fail(f"{HARNESS_JAR} is missing: scripts/setup did not build the harness")
-        pytest.skip("Kafka jars not fetched; run scripts/setup")
-    return f"{KAFKA_JARS}/*"
+            pytest.fail(f"{harness} is missing: scripts/setup --tests did not build the harness")
+        pytest.skip(f"Kafka {version} jars not fetched; run scripts/setup --tests")
+    return f"{kafka_jars(version)}/*"
 
 
 def java() -> str:
@@ -35,10 +44,17 @@ def java() -> str:
     return exe
 
 
-def run_java(main_class: str, *args: str, stdin: str = "", timeout: float = 600) -> str:
-    """Run one harness main class and return its stdout; a non-zero exit fails the test."""
+def run_java(
+    main_class: str,
+    *args: str,
+    stdin: str = "",
+    timeout: float = 600,
+    kafka_version: str = DEFAULT_KAFKA_VERSION,
+) -> str:
+    """Run one harness main class on one release's classpath and return its stdout; a non-zero
+    exit fails the test."""
     proc = subprocess.run(
-        [java(), "-Xss8m", "-cp", kafka_classpath(), main_class, *args],
+        [java(), "-Xss8m", "-cp", kafka_classpath(kafka_version), main_class, *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -791,11 +791,20 @@ def write(vectors: list[Vector]) -> None:
         base.with_suffix(".json").write_text(render_json(v.expected), encoding="utf-8")
 
 
-def java_harness(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def java_harness(
+    requests: Sequence[dict[str, Any]], kafka_version: str | None = None
+) -> list[dict[str, Any]]:
+    """Kafka's answers to ``requests`` (RecordOracle), on the default release's classes or on
+    ``kafka_version``'s."""
+    from groupwatch_dev.broker import DEFAULT_KAFKA_VERSION
     from tests.jvm import run_java
 
     stdin = "".join(json.dumps(r) + "\n" for r in requests)
-    out = run_java("groupwatch.oracle.RecordOracle", stdin=stdin)
+    out = run_java(
+        "groupwatch.oracle.RecordOracle",
+        stdin=stdin,
+        kafka_version=kafka_version or DEFAULT_KAFKA_VERSION,
+    )
     # split on "\n" only: splitlines() would also cut at U+0085/U+2028 inside JSON strings
     return [json.loads(line) for line in out.split("\n") if line.strip()]
 

@@ -9,6 +9,12 @@ With ``scram_users`` the broker also listens for SASL_SSL clients (SCRAM-SHA-512
 production clusters are reached: TLS keys made with the JDK's keytool when its data folder is
 made, the users' SCRAM credentials written into the KRaft metadata by the storage format
 (``--add-scram``).  The PLAINTEXT listener stays, for the tooling that produces test traffic.
+
+``kafka_version`` picks the release: :data:`DEFAULT_KAFKA_VERSION` (4.3.1, jvm/kafka/pom.xml)
+from ``.groupwatch/jars/kafka``, or the newest one, :data:`NEWEST_KAFKA_VERSION` (4.4.0), from
+``.groupwatch/jars/kafka-4.4.0`` (fetched by ``scripts/setup --tests``).  A broker of the newest
+release is formatted at its newest feature levels (``share.version=2``: KIP-1191's dead-letter
+queue for share groups).
 """
 
 from __future__ import annotations
@@ -31,7 +37,23 @@ from groupwatch.bootstrap import pid_alive as _pid_alive
 from groupwatch.bootstrap import port_answers as _port_answers
 from groupwatch.errors import GroupwatchError
 
-__all__ = ["SCRAM_MECHANISM", "BrokerError", "BrokerState", "LocalBroker", "SaslSsl"]
+__all__ = [
+    "DEFAULT_KAFKA_VERSION",
+    "KAFKA_VERSIONS",
+    "NEWEST_KAFKA_VERSION",
+    "SCRAM_MECHANISM",
+    "BrokerError",
+    "BrokerState",
+    "LocalBroker",
+    "SaslSsl",
+    "kafka_jars",
+]
+
+#: The release of jvm/kafka/pom.xml: the demo's, the job tests' and most tests' broker.
+DEFAULT_KAFKA_VERSION = "4.3.1"
+#: The newest release the project runs (scripts/setup --tests fetches it beside the default).
+NEWEST_KAFKA_VERSION = "4.4.0"
+KAFKA_VERSIONS = (DEFAULT_KAFKA_VERSION, NEWEST_KAFKA_VERSION)
 
 #: The SASL mechanism of the SASL_SSL listener (the one docs/job.md's recipe names).
 SCRAM_MECHANISM = "SCRAM-SHA-512"
@@ -98,8 +120,14 @@ class LocalBroker:
         *,
         home: Path | None = None,
         scram_users: Mapping[str, str] | None = None,
+        kafka_version: str = DEFAULT_KAFKA_VERSION,
     ) -> None:
+        if kafka_version not in KAFKA_VERSIONS:
+            raise BrokerError(
+                f"Kafka {kafka_version} is not one of the project's releases {KAFKA_VERSIONS}"
+            )
         self.name = name
+        self.kafka_version = kafka_version
         # user -> password, written into the metadata when the data folder is made.
         self.scram_users = dict(scram_users or {})
         self.dir = (home / "run" / name) if home is not None else paths.run_dir(name)
@@ -149,7 +177,14 @@ class LocalBroker:
             state = old
             self._write_properties(state)
         proc = subprocess.Popen(
-            [_java(), *self._jvm_opts(), "-cp", _classpath(), "kafka.Kafka", str(self._props())],
+            [
+                _java(),
+                *self._jvm_opts(),
+                "-cp",
+                self._classpath(),
+                "kafka.Kafka",
+                str(self._props()),
+            ],
             stdout=open(self.dir / "stdout.log", "ab"),  # noqa: SIM115 - owned by the child
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -282,7 +317,7 @@ class LocalBroker:
             "-Xmx256m",
             f"-Dlog4j2.configurationFile={self.dir / 'log4j2.yaml'}",
             "-cp",
-            _classpath(),
+            self._classpath(),
             "kafka.tools.StorageTool",
             "format",
             "--standalone",
@@ -291,6 +326,10 @@ class LocalBroker:
             "--config",
             str(self._props()),
         ]
+        if self.kafka_version != DEFAULT_KAFKA_VERSION:
+            # The newest release at its newest levels, so what only it writes is written
+            # (share.version=2 needs metadata.version 4.4-IV0; format's default stops short).
+            cmd += ["--release-version", "4.4-IV0", "--feature", "share.version=2"]
         for user, password in sorted(self.scram_users.items()):
             # KRaft keeps SCRAM credentials in its metadata; format writes them (KIP-900).
             cmd += ["--add-scram", f"{SCRAM_MECHANISM}=[name={user},password={password}]"]
@@ -313,6 +352,14 @@ class LocalBroker:
             time.sleep(0.5)
         self.stop(timeout=10)
         raise BrokerError(f"the broker did not answer within {timeout:.0f}s:\n{self._tail()}")
+
+    def _classpath(self) -> str:
+        jars = kafka_jars(self.kafka_version)
+        if not any(jars.glob(f"kafka_2.13-{self.kafka_version}.jar")):
+            newer = self.kafka_version != DEFAULT_KAFKA_VERSION
+            setup = "scripts/setup --tests" if newer else "scripts/setup"
+            raise BrokerError(f"no Kafka {self.kafka_version} jars in {jars}; run {setup}")
+        return f"{jars}/*"
 
     def _tail(self, lines: int = 30) -> str:
         out = []
@@ -370,8 +417,8 @@ def _keytool(*args: str) -> None:
         raise BrokerError(f"keytool {args[0]} failed:\n{proc.stdout}{proc.stderr}")
 
 
-def _classpath() -> str:
-    jars = paths.jars_dir("kafka")
-    if not any(jars.glob("kafka_2.13-*.jar")):
-        raise BrokerError(f"no Kafka jars in {jars}; run scripts/setup")
-    return f"{jars}/*"
+def kafka_jars(version: str = DEFAULT_KAFKA_VERSION) -> Path:
+    """The folder of one release's jars (broker, clients, the oracle harness built against it)."""
+    if version == DEFAULT_KAFKA_VERSION:
+        return paths.jars_dir("kafka")
+    return paths.jars_dir(f"kafka-{version}")

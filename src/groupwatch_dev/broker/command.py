@@ -5,17 +5,24 @@ from __future__ import annotations
 import argparse
 import sys
 
-from groupwatch_dev.broker import BrokerError, LocalBroker
+from groupwatch_dev.broker import DEFAULT_KAFKA_VERSION, KAFKA_VERSIONS, BrokerError, LocalBroker
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["start", "status", "stop"])
     parser.add_argument("--name", default="broker", help="run folder name (default: broker)")
     parser.add_argument("--fresh", action="store_true", help="start: wipe the data first")
+    parser.add_argument(
+        "--kafka-version",
+        choices=KAFKA_VERSIONS,
+        default=DEFAULT_KAFKA_VERSION,
+        help=f"start: the Kafka release (default {DEFAULT_KAFKA_VERSION}; the newer one is "
+        "fetched by scripts/setup --tests)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    broker = LocalBroker(args.name)
+    broker = LocalBroker(args.name, kafka_version=args.kafka_version)
     try:
         if args.action == "start":
             state = broker.start(fresh=args.fresh)
