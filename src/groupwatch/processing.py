@@ -28,7 +28,7 @@ from groupwatch.group_state import SavedGroupState
 from groupwatch.protocol import DecodedRecord
 from groupwatch.protocol import decode_record as _decode_record
 from groupwatch.rows.findings import finding_row
-from groupwatch.rows.source import SourceRecord
+from groupwatch.rows.source import SourceRecord, newer_version_row
 from groupwatch.rows.step import OpenOwnership, record_rows
 from groupwatch.tables import (
     FINDINGS,
@@ -113,6 +113,12 @@ def process_group(
         rec = decode(record)
         applied = analyzer.apply(rec, group)
         found(applied.findings)
+        if rec.newer is not None and any(
+            f.kind == "newer_record_version" for f in applied.findings
+        ):
+            # The raw bytes of a newer Kafka's record, kept once for each of the findings
+            # (group, record type, version): a newer broker writes every record that way.
+            result.add(QUARANTINE, [newer_version_row(record, rec, group, detected_at)])
         if rec.record_type == "offset_commit" and rec.error is None:
             # A commit hint in its place: it informs counts and time, and has no rows here
             # (group_offsets aggregates commits in the JVM).

@@ -5,6 +5,11 @@ protocol) must equal ours field for field: names, order, types (classic or compa
 tags and nested structs. The encoding details the layouts do not show (how a null struct in a
 tagged field is marked, what an unwritten tagged field reads as) are covered by the vectors and
 the captured corpus.
+
+Each of the project's Kafka releases is asked (4.3.1 and 4.4.0). Our tables are the newest
+release's; a tagged field a later release added to a version (4.4.0's topology-description
+epochs of ``StreamsGroupMetadataValue`` v0) is allowed to be unknown to an older release, as
+Kafka's flexible versions allow: an older reader skips it.
 """
 
 from __future__ import annotations
@@ -20,9 +25,18 @@ from groupwatch.protocol.specs import (
     RECORD_TYPES,
     SHARE_STATE_RECORD_TYPES,
 )
+from groupwatch_dev.broker import KAFKA_VERSIONS, NEWEST_KAFKA_VERSION
 from tests.vectors import build
 
 pytestmark = pytest.mark.oracle
+
+#: Tagged fields our tables have that an older release's classes lack, by release: (record type
+#: id, value version) -> field names. Nothing else may differ.
+_ADDED_AFTER: dict[str, dict[tuple[int, int], set[str]]] = {
+    "4.3.1": {
+        (17, 0): {"stored_description_topology_epoch", "failed_description_topology_epoch"},
+    },
+}
 
 _FIXED = {
     Prim.INT8: "INT8",
@@ -64,14 +78,29 @@ def layout(spec: MessageSpec, version: int) -> dict[str, Any]:
     return _struct(spec.struct, version, version in spec.flexible, False)
 
 
+def _as_of(ours: dict[str, Any], added: set[str]) -> dict[str, Any]:
+    """Our top-level layout less the tagged fields a later release added."""
+    tagged = {t: e for t, e in ours["tagged"].items() if e["name"] not in added}
+    return {**ours, "tagged": tagged}
+
+
+@pytest.fixture(scope="module", params=KAFKA_VERSIONS, ids=lambda v: f"kafka-{v}")
+def release(request: pytest.FixtureRequest) -> str:
+    version: str = request.param
+    return version
+
+
 @pytest.fixture(scope="module")
-def kafka() -> dict[str, Any]:
-    [answer] = build.java_harness([{"op": "schemas"}])
+def kafka(release: str) -> dict[str, Any]:
+    [answer] = build.java_harness([{"op": "schemas"}], kafka_version=release)
     assert "error" not in answer, answer
     return answer
 
 
-def test_every_record_type_kafka_knows_is_ours_field_for_field(kafka: dict[str, Any]) -> None:
+def test_every_record_type_kafka_knows_is_ours_field_for_field(
+    kafka: dict[str, Any], release: str
+) -> None:
+    added_after = _ADDED_AFTER.get(release, {})
     diffs = []
     for type_id, theirs in kafka["record_types"].items():
         rt = RECORD_TYPES.get(int(type_id))
@@ -89,11 +118,15 @@ def test_every_record_type_kafka_knows_is_ours_field_for_field(kafka: dict[str, 
         if versions != ours:
             diffs.append(f"type {type_id}: Kafka reads versions {versions}, we {ours}")
         for v, their_layout in theirs["values"].items():
-            if int(v) in rt.value.valid and layout(rt.value, int(v)) != their_layout:
+            added = added_after.get((int(type_id), int(v)), set())
+            ours_then = _as_of(layout(rt.value, int(v)), added)
+            if int(v) in rt.value.valid and ours_then != their_layout:
                 diffs.append(
-                    f"type {type_id} value v{v}:\n Kafka {their_layout}\n ours  "
-                    f"{layout(rt.value, int(v))}"
+                    f"type {type_id} value v{v}:\n Kafka {their_layout}\n ours  {ours_then}"
                 )
+            if added and release != NEWEST_KAFKA_VERSION:
+                # What the older release lacks is exactly what we add, and all of it is tagged.
+                assert {e["name"] for e in layout(rt.value, int(v))["tagged"].values()} >= added
     assert not diffs, "\n".join(diffs)
 
 
@@ -112,9 +145,9 @@ def test_share_state_record_types_are_kafkas_field_for_field(kafka: dict[str, An
 
 
 def test_we_know_no_record_type_kafka_has_dropped(kafka: dict[str, Any]) -> None:
-    # Types Kafka 4.3.1 no longer has are decoded from older releases' layouts; name them here
-    # so that a new disappearance is noticed (9: ShareGroupPartitionMetadata, 3.9-4.0; 18 and
-    # 24 are known by name only).
+    # Types Kafka 4.3.1 and 4.4.0 no longer have are decoded from older releases' layouts; name
+    # them here so that a new disappearance is noticed (9: ShareGroupPartitionMetadata, 3.9-4.0;
+    # 18 and 24 are known by name only).
     ours = {t for t, rt in RECORD_TYPES.items() if rt.value is not None}
     assert ours - {int(t) for t in kafka["record_types"]} == {9}
 

@@ -20,6 +20,7 @@ from groupwatch.protocol import decode_key, decode_record, decode_value, encode_
 from groupwatch.protocol.jsonview import plain
 from groupwatch.protocol.models import ShareSnapshotValue, ShareUpdateValue
 from groupwatch.protocol.specs import SHARE_STATE_RECORD_TYPES, SHARE_STATE_TOPIC
+from groupwatch_dev.broker import KAFKA_VERSIONS
 from tests.oracle.test_records_vectors import assert_matches_kafka, harness
 from tests.unit.protocol import strategies as gs
 
@@ -41,8 +42,11 @@ def _samples(type_id: int, n: int) -> list[tuple[Any, Any]]:
     return out
 
 
+@pytest.mark.parametrize("release", KAFKA_VERSIONS, ids=lambda v: f"kafka-{v}")
 @pytest.mark.parametrize("type_id", sorted(SHARE_STATE_RECORD_TYPES))
-def test_kafka_reads_our_encoding_of_generated_share_state_records(type_id: int) -> None:
+def test_kafka_reads_our_encoding_of_generated_share_state_records(
+    type_id: int, release: str
+) -> None:
     samples = _samples(type_id, 40)
     pairs = [(encode_key(k), encode_value(v, 0)) for k, v in samples]
     # the tagged count both written (any value but -1) and left out (-1, Kafka's default)
@@ -51,7 +55,8 @@ def test_kafka_reads_our_encoding_of_generated_share_state_records(type_id: int)
         [
             {"op": "decode_record", "serde": "share", "key_hex": k.hex(), "value_hex": v.hex()}
             for k, v in pairs
-        ]
+        ],
+        release,
     )
     for (key, value), answer in zip(pairs, answers, strict=True):
         assert "error" not in answer, (key.hex(), value.hex(), answer)

@@ -193,6 +193,18 @@ CATALOGUE: tuple[Kind, ...] = (
         "A record, or one member's subscription or assignment, could not be decoded.",
     ),
     Kind(
+        "newer_record_version",
+        "info",
+        "record",
+        False,
+        "A record written by a newer Kafka: its value's version is newer than groupwatch knows "
+        "for its record type. It was read by the fields groupwatch knows (the newest version it "
+        "knows; the bytes after them left unread) and judged like any other record, and its raw "
+        "bytes are kept in `quarantine` (error kind `newer_version`). The text and the evidence "
+        "name the record type and the version; one finding per group, record type and version. "
+        "A new groupwatch release reads the new fields.",
+    ),
+    Kind(
         "generation_regression",
         "warning",
         "group",

@@ -8,8 +8,9 @@ therefore raise the same findings at the same points.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from groupwatch.detect.config import DetectorConfig
@@ -17,6 +18,7 @@ from groupwatch.detect.confirm import Pending
 from groupwatch.detect.decoded import event_from_decoded, is_raw, record_from_raw, source_of
 from groupwatch.detect.errors import ContractError
 from groupwatch.detect.events import event_from_record
+from groupwatch.detect.events import source_of as record_source
 from groupwatch.detect.findings import Finding, Source
 from groupwatch.detect.model import (
     BrokerView,
@@ -28,6 +30,7 @@ from groupwatch.detect.model import (
     UndecodableRecord,
 )
 from groupwatch.detect.modern.model import ModernRecord
+from groupwatch.detect.newer import newer_version_finding
 from groupwatch.detect.share.names import SHARE_STATE_RECORD_NAMES, SHARE_STATE_TOPIC
 from groupwatch.detect.state import GroupState, step
 
@@ -107,6 +110,8 @@ class Analyzer:
         #: Share findings raised (by id), never raised again: a stall is raised once per start
         #: offset it stands at, a retry storm once per first offset it holds.
         self._share_raised: set[str] = set()
+        #: ``newer_record_version`` findings raised (by id): one per group, type and version.
+        self._newer_raised: set[str] = set()
         for group, state in (states or {}).items():
             self._store(group, state)
 
@@ -154,6 +159,11 @@ class Analyzer:
         """One JSON line: a raw record (decoded here) or a ``groupwatch decode`` output line."""
         if is_raw(line):
             return self.feed_record(record_from_raw(line))
+        if "newer_version" in line:
+            return [*self._newer_line(line), *self._feed_decoded(line)]
+        return self._feed_decoded(line)
+
+    def _feed_decoded(self, line: Mapping[str, Any]) -> list[Finding]:
         if line.get("record_type") in SHARE_STATE_RECORD_NAMES or (
             line.get("topic") == SHARE_STATE_TOPIC
         ):
@@ -175,6 +185,54 @@ class Analyzer:
     def apply(self, record: DecodedRecord, group: str | None = None) -> Applied:
         """One decoded record, and what the engine took it as (``group`` as
         :func:`~groupwatch.detect.events.event_from_record` takes it)."""
+        applied = self._apply(record, group)
+        newer = record.newer
+        if newer is None:
+            return applied
+        finding = newer_version_finding(
+            record.group or group or "",
+            record.record_type,
+            record.record_type_id,
+            newer.version,
+            newer.read_as,
+            newer.unread,
+            record_source(record),
+        )
+        return replace(applied, findings=(*self._newer_once(finding), *applied.findings))
+
+    def _newer_once(self, finding: Finding) -> list[Finding]:
+        if finding.finding_id in self._newer_raised:
+            return []
+        self._newer_raised.add(finding.finding_id)
+        return [finding]
+
+    def _newer_line(self, line: Mapping[str, Any]) -> list[Finding]:
+        """``newer_record_version`` of a ``groupwatch decode`` line that says it was read by
+        the fields known (its ``newer_version``); nothing for any other line."""
+        newer = line.get("newer_version")
+        if not isinstance(newer, Mapping):
+            return []
+        version, read_as = newer.get("version"), newer.get("read_as")
+        if not isinstance(version, int) or not isinstance(read_as, int):
+            return []
+        try:
+            unread = base64.b64decode(str(newer.get("unread") or ""), validate=True)
+        except ValueError:
+            unread = b""
+        type_id, group = line.get("record_type_id"), line.get("group")
+        return self._newer_once(
+            newer_version_finding(
+                group if isinstance(group, str) else "",
+                str(line.get("record_type")),
+                type_id if isinstance(type_id, int) else None,
+                version,
+                read_as,
+                unread,
+                source_of(line),
+            )
+        )
+
+    def _apply(self, record: DecodedRecord, group: str | None) -> Applied:
         if record.topic == SHARE_STATE_TOPIC:
             return Applied(tuple(self._share_record(record)))
         event = event_from_record(record, group)

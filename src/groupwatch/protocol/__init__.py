@@ -45,6 +45,7 @@ from groupwatch.protocol.models import (
 from groupwatch.protocol.records import (
     DecodedRecord,
     GroupMember,
+    NewerVersion,
     RawValue,
     decode_key,
     decode_members,
@@ -97,6 +98,7 @@ __all__ = [
     "PartitionMetadata",
     "RECORD_TYPES",
     "RawUserData",
+    "NewerVersion",
     "RawValue",
     "RecordType",
     "StickyUserData",

@@ -125,7 +125,9 @@ def _compile_array(
     return read, write
 
 
-def _compile_struct(s: StructSpec, version: int, flexible: bool) -> tuple[Reader, Writer]:
+def _compile_struct(
+    s: StructSpec, version: int, flexible: bool, *, tagged_section: bool = True
+) -> tuple[Reader, Writer]:
     regular: list[tuple[str, Reader, Writer]] = []
     tagged: dict[int, tuple[str, Reader, Writer]] = {}
     tag_defaults: dict[int, Any] = {}
@@ -160,7 +162,7 @@ def _compile_struct(s: StructSpec, version: int, flexible: bool) -> tuple[Reader
         try:
             for name, read_field, _ in regular:
                 values[name], pos = read_field(buf, pos)
-            if flexible:
+            if flexible and tagged_section:
                 name = "_tagged_fields"
                 pos = _read_tagged(buf, pos, tagged, values, keep_unknown)
         except DecodeError as e:
@@ -275,6 +277,21 @@ def generated_reader(spec: MessageSpec, version: int) -> Reader:
     return generated.generate(
         spec.struct, version, flexible, tagged_reader=tagged_reader, read_tagged=_read_tagged
     )
+
+
+@functools.cache
+def _prefix_reader(spec: MessageSpec, version: int) -> Reader:
+    return _compile_struct(spec.struct, version, version in spec.flexible, tagged_section=False)[0]
+
+
+def decode_prefix(spec: MessageSpec, version: int, buf: bytes, pos: int = 0) -> tuple[Any, int]:
+    """Read the regular (untagged) fields of ``spec``'s struct at ``version`` from ``buf[pos:]``
+    and stop there, before the struct's own tagged-field section: the fields a newer version
+    of the message still starts with, when it appended its new fields after them.  Known
+    tagged fields read as their defaults.  Returns (value, end of the fields read)."""
+    if version not in spec.valid:
+        raise ValueError(f"{spec.name} has no version {version}")
+    return _prefix_reader(spec, version)(buf, pos)
 
 
 def decode_body(spec: MessageSpec, version: int, buf: bytes, pos: int = 0) -> tuple[Any, int]:

@@ -21,6 +21,7 @@ KINDS = frozenset(
         "invalid_utf8",
         "invalid_tagged_field",  # a known tagged field whose size does not match its content
         "unsupported_version",  # a value/payload version outside the known range
+        "newer_version",  # a value newer than known, read by the fields known (not a failure)
         "trailing_bytes",  # bytes left after a complete top-level key or value
         "unknown_record_type",  # a key whose record type we do not know at all
         "missing_key",  # a record without key bytes

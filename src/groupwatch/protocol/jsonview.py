@@ -3,7 +3,9 @@
 Rules: fields a version does not have are ``null``; topic-partition lists are sorted by topic,
 partitions ascending; bytes are standard Base64; uuids are printed as Kafka prints them
 (URL-safe Base64 without padding).  Record types 3+ show ``{"version": V, "data": {...}}`` as
-Kafka's own formatters do (one of them has a field called ``version``).
+Kafka's own formatters do (one of them has a field called ``version``).  A value of a version
+newer than groupwatch knows, read by the fields it knows, adds ``"newer_version": {"version":
+V, "read_as": K, "unread": base64}`` to its line.
 """
 
 from __future__ import annotations
@@ -237,4 +239,11 @@ def to_json_dict(rec: DecodedRecord) -> dict[str, JSON]:
             "error": error_json(rec.error),
         }
     )
+    if rec.newer is not None:
+        # Only on a value newer than groupwatch knows, so every other line stays as it was.
+        out["newer_version"] = {
+            "version": rec.newer.version,
+            "read_as": rec.newer.read_as,
+            "unread": b64(rec.newer.unread),
+        }
     return out

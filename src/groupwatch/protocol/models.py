@@ -394,6 +394,8 @@ class StreamsGroupMetadataValue:
     metadata_hash: int
     validated_topology_epoch: int | None = None
     last_assignment_configs: tuple[KeyValue, ...] | None = ()
+    stored_description_topology_epoch: int | None = None  # 4.4+
+    failed_description_topology_epoch: int | None = None  # 4.4+
     unknown_tagged_fields: TaggedFields = ()
 
 

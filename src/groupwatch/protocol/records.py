@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from groupwatch.protocol import _wire as w
-from groupwatch.protocol.codec import decode_body, encode_body
+from groupwatch.protocol.codec import decode_body, decode_prefix, encode_body
 from groupwatch.protocol.consumer_protocol import decode_assignment, decode_subscription
 from groupwatch.protocol.errors import DecodeError, EncodeError
 from groupwatch.protocol.models import (
@@ -45,6 +45,22 @@ class RawValue:
 
     version: int | None
     data: bytes
+
+
+@dataclass(frozen=True)
+class NewerVersion:
+    """A value written at a version newer than the schema tables know (a newer Kafka), read by
+    the fields groupwatch knows: those of ``read_as``, the newest version it knows.
+
+    Kafka's rule for a new version is that it adds fields (or drops some); an older reader of
+    Kafka's own refuses it. groupwatch reads what it can instead: the whole value as ``read_as``
+    when the bytes are exactly that layout (a version that only added tagged fields, or changed
+    meaning alone), else the regular fields of ``read_as`` as a prefix, with the rest of the
+    bytes (the new fields, and the tagged section after them) in ``unread``."""
+
+    version: int
+    read_as: int
+    unread: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -87,6 +103,9 @@ class DecodedRecord:
     partition: int | None = None
     offset: int | None = None
     timestamp: int | None = None
+    #: Set when the value's version is newer than groupwatch knows: ``value`` then holds the
+    #: fields known (``value_version`` stays the version written).
+    newer: NewerVersion | None = None
 
     @property
     def group(self) -> str | None:
@@ -135,6 +154,30 @@ def decode_value(rt: RecordType, data: bytes) -> tuple[int, RecordValue | RawVal
     value, end = decode_body(rt.value, version, data, pos)
     _no_trailing(data, end)
     return version, value
+
+
+def decode_newer_value(rt: RecordType, data: bytes) -> tuple[RecordValue, NewerVersion] | None:
+    """The known fields of a value whose version is newer than ``rt``'s newest (see
+    :class:`NewerVersion`); ``None`` when the version is not newer, or when even the known
+    fields do not read (the record is then an ``unsupported_version`` error as before)."""
+    spec = rt.value
+    if spec is None or spec.valid.hi is None or len(data) < 2:
+        return None
+    version, pos = w.read_int16(data, 0)
+    known = spec.valid.hi
+    if version <= known:
+        return None
+    try:
+        value, end = decode_body(spec, known, data, pos)
+        if end == len(data):
+            return value, NewerVersion(version, known)
+    except DecodeError:
+        pass
+    try:
+        value, end = decode_prefix(spec, known, data, pos)
+    except DecodeError:
+        return None
+    return value, NewerVersion(version, known, data[end:])
 
 
 def _no_trailing(data: bytes, end: int) -> None:
@@ -231,12 +274,17 @@ def _decode_record(
     if value is None:
         return DecodedRecord(rt.id, rt.name, k, tombstone=True, **where)
     version = int.from_bytes(value[:2], "big", signed=True) if len(value) >= 2 else None
+    newer = None
     try:
         version, v = decode_value(rt, value)
     except DecodeError as e:
-        return DecodedRecord(rt.id, rt.name, k, value_version=version, error=e, **where)
+        read = decode_newer_value(rt, value) if e.kind == "unsupported_version" else None
+        if read is None:
+            return DecodedRecord(rt.id, rt.name, k, value_version=version, error=e, **where)
+        v, newer = read
+        version = newer.version
     members = decode_members(v) if isinstance(v, GroupMetadataValue) else ()
-    return DecodedRecord(rt.id, rt.name, k, v, version, False, members, **where)
+    return DecodedRecord(rt.id, rt.name, k, v, version, False, members, newer=newer, **where)
 
 
 # --- encoding -----------------------------------------------------------------------------------

@@ -435,6 +435,9 @@ STREAMS_GROUP_METADATA_VALUE = _value(
         field("metadata_hash", INT64),
         field("validated_topology_epoch", INT32, tag=0),
         _nullable_tagged_list("last_assignment_configs", _KEY_VALUE, tag=1),
+        # 4.4+: the topology description plugin's epochs (stored, and permanently rejected).
+        field("stored_description_topology_epoch", INT32, tag=2),
+        field("failed_description_topology_epoch", INT32, tag=3),
     ),
 )
 STREAMS_GROUP_MEMBER_METADATA_VALUE = _value(

@@ -7,7 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from groupwatch.protocol import DecodeError
+from groupwatch.protocol import DecodedRecord, DecodeError
 from groupwatch.tables import QuarantineRow, timestamp
 
 
@@ -59,3 +59,20 @@ def quarantine_row(
         source_offset=record.offset,
         source_timestamp=timestamp(record.timestamp_ms),
     )
+
+
+def newer_version_row(
+    record: SourceRecord, rec: DecodedRecord, group: str | None, when: dt.datetime
+) -> QuarantineRow:
+    """A record of a newer Kafka, read by the fields known (``rec.newer``): its raw bytes kept
+    as a quarantine row of kind ``newer_version``, at the first byte left unread."""
+    newer = rec.newer
+    assert newer is not None
+    size = len(record.value or b"")
+    error = DecodeError(
+        "newer_version",
+        f"{rec.record_type} value version {newer.version} is newer than groupwatch knows; "
+        f"read by the fields of version {newer.read_as}, {len(newer.unread)} bytes left unread",
+        byte_offset=size - len(newer.unread),
+    )
+    return quarantine_row(record, error, group, when)

@@ -32,6 +32,7 @@ def test_catalogue_is_the_contract() -> None:
         "sticky_divergence": "info",
         "protocol_version_mix": "info",
         "decode_error": "error",
+        "newer_record_version": "info",
         "generation_regression": "warning",
         "rebalance_storm": "warning",
         "generation_churn_stable_membership": "warning",
