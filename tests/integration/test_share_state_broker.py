@@ -1,11 +1,13 @@
 """What a real broker writes to ``__share_group_state``, read back and replayed.
 
-A real share group (Kafka's Java ``KafkaShareConsumer``, explicit acknowledgement) on the
-project's 4.3.1 broker: one consumer accepts every record of two partitions but one, which it
-releases at each delivery until the broker archives it; more records arrive while nobody
-consumes; a second consumer drains the topic (``groupwatch.share.ShareStateRun``).  Then every
-record of ``__share_group_state`` is read, decoded (none may fail) and replayed up to the moment
-of each step, where the state must say what the consumers did and what Kafka's Admin
+A real share group (Kafka's Java ``KafkaShareConsumer``, explicit acknowledgement) on each of
+the project's brokers, 4.3.1 and 4.4.0 (``any_broker``; the consumers are the same release's
+clients, at ``share.version=2`` on 4.4.0): one consumer accepts every record of two partitions
+but one, which it releases at each delivery until the broker archives it; more records arrive
+while nobody consumes; a second consumer drains the topic (``groupwatch.share.ShareStateRun``).
+Then every record of ``__share_group_state`` is read, decoded (none may fail, nor be read as a
+newer Kafka's; nor any of ``__consumer_offsets``) and replayed up to the moment of each step,
+where the state must say what the consumers did and what Kafka's Admin
 (``listShareGroupOffsets``) said: the same start offset, the same lag.
 
 In the same run a second share group's two consumers poll, acknowledge nothing and poll no more
@@ -47,7 +49,8 @@ STALL_MS = 4000  # the stall threshold the test judges with (share_stall_ms)
 
 
 @pytest.fixture(scope="module")
-def run(broker: str) -> dict[str, Any]:
+def run(any_broker: tuple[str, str]) -> dict[str, Any]:
+    version, broker = any_broker
     out = run_java(
         "groupwatch.share.ShareStateRun",
         broker,
@@ -60,9 +63,12 @@ def run(broker: str) -> dict[str, Any]:
         STALL_TOPIC,
         str(HOLD_MS),
         timeout=240,
+        kafka_version=version,
     )
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     return {
+        "version": version,
+        "broker": broker,
         "topic_id": next(e["topic_id"] for e in events if e["event"] == "topic"),
         "stall_topic_id": next(e["topic_id"] for e in events if e["event"] == "stall_topic"),
         "members": next(e["members"] for e in events if e["event"] == "members"),
@@ -111,6 +117,20 @@ def test_every_record_the_broker_wrote_decodes(run: dict[str, Any]) -> None:
     )
 
 
+def test_every_record_of_both_coordinators_topics_decodes_at_a_known_version(
+    run: dict[str, Any],
+) -> None:
+    # Whatever the release writes, to either topic, is read whole: no error, none read as a
+    # newer Kafka's (the share group's own records in __consumer_offsets included).
+    records = [_decoded(line) for line in run["offsets_dump"] + run["dump"]]
+    assert [(r.record_type, r.error) for r in records if r.error is not None] == []
+    assert [(r.record_type, r.value_version) for r in records if r.newer is not None] == []
+    share_types = {
+        r.record_type for r in records if r.group == GROUP and r.topic != SHARE_STATE_TOPIC
+    }
+    assert {"share_group_metadata", "share_group_member_metadata"} <= share_types, share_types
+
+
 @pytest.mark.parametrize("step", ["consumed", "produced", "drained"])
 def test_start_offset_and_lag_equal_admins_at_each_step(run: dict[str, Any], step: str) -> None:
     book = _book_at(run, step)
@@ -144,13 +164,12 @@ def test_the_poison_record_is_archived_with_the_deliveries_the_consumer_saw(
     assert drained[0].start_offset > POISON and drained[0].archived_ranges == ()
 
 
-def test_analyze_raises_the_archived_record_once_and_nothing_else(
-    run: dict[str, Any], broker: str
-) -> None:
+def test_analyze_raises_the_archived_record_once_and_nothing_else(run: dict[str, Any]) -> None:
     """Both coordinators' topics through the analyzer: the share group's own records in
     ``__consumer_offsets`` (two consumers joining and leaving; its share state partition
     metadata names the topic id) and its state; the one archived record is the only finding
     above info."""
+    broker = run["broker"]
     analyzer = Analyzer()
     lines = dump_topic(broker, "__consumer_offsets") + run["dump"]
     found = [f for line in lines for f in analyzer.feed(line)] + analyzer.finish()
@@ -171,10 +190,11 @@ def test_analyze_raises_the_archived_record_once_and_nothing_else(
 
 
 def test_analyze_with_the_broker_writes_share_lag_equal_to_admins(
-    run: dict[str, Any], broker: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``analyze --bootstrap-server --share-state``: the brokers name the topic id and give the
     end offsets; each share partition's lag is what Admin said after the drain."""
+    broker = run["broker"]
     dump = tmp_path / "state.jsonl"
     dump.write_text("".join(json.dumps(line) + "\n" for line in run["dump"]), encoding="utf-8")
     out = tmp_path / "share.jsonl"

@@ -14,8 +14,9 @@ from groupwatch_dev.member_host import MemberHost
 class JavaGroupMembers(MemberHost):
     """Start with ``with JavaGroupMembers(bootstrap) as members: members.join(...)``."""
 
-    def __init__(self, bootstrap: str) -> None:
-        super().__init__("groupwatch.demo.GroupMembers", bootstrap)
+    def __init__(self, bootstrap: str, *, classpath: str | None = None) -> None:
+        """``classpath``: another release's harness classpath (its clients), else jvm/kafka's."""
+        super().__init__("groupwatch.demo.GroupMembers", bootstrap, classpath=classpath)
 
     def join(
         self,
