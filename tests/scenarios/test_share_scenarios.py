@@ -160,6 +160,11 @@ def test_the_library_has_a_healthy_group_and_every_share_kind() -> None:
 
     share_kinds = {k.name for k in CATALOGUE if k.share}
     expected = {p["kind"] for doc in DOCS.values() for p in doc["expect"]}
-    kinds = {"share_records_archived", "share_partition_stalled", "share_delivery_retries"}
+    kinds = {
+        "share_records_archived",
+        "share_partition_stalled",
+        "share_delivery_retries",
+        "share_new_partition_records_skipped",
+    }
     assert expected >= share_kinds == kinds
     assert any(doc["expect"] == [] and doc["exhaustive"] for doc in DOCS.values())

@@ -456,6 +456,25 @@ CATALOGUE: tuple[Kind, ...] = (
         share=True,
     ),
     Kind(
+        "share_new_partition_records_skipped",
+        "error",
+        "partition",
+        True,
+        "Share group (KIP-932): a partition added to a topic the group already consumes "
+        "started past its first offset, so the records produced to it before its leader "
+        "loaded it were never delivered (KAFKA-20742: coordinators before Kafka 4.4.0 start a "
+        "new partition with -1, resolved by `share.auto.offset.reset`, `latest` by default; "
+        "the fix starts it at 0). Judged from `__share_group_state`: the partition's first "
+        "record is the -1 initialisation at a state epoch above that of the topic's partitions "
+        "already resolved, and its first resolved start offset S is above 0 (a new partition's "
+        "log starts at 0, and S was at most its end offset then). The evidence names the "
+        "topic, the partition, the skipped offsets (0 to S - 1) and the partitions that made "
+        "the topic known. A new partition that starts at 0, and a topic new to the group that "
+        "starts at its end offset (`latest`, as asked), are healthy.",
+        ("KAFKA-20742",),
+        share=True,
+    ),
+    Kind(
         "task_active_twice",
         "critical",
         "partition",

@@ -31,6 +31,7 @@ from groupwatch.detect.model import (
 )
 from groupwatch.detect.modern.model import ModernRecord
 from groupwatch.detect.newer import newer_version_finding
+from groupwatch.detect.share.added import AddedPartitions
 from groupwatch.detect.share.names import SHARE_STATE_RECORD_NAMES, SHARE_STATE_TOPIC
 from groupwatch.detect.state import GroupState, step
 
@@ -110,6 +111,9 @@ class Analyzer:
         #: Share findings raised (by id), never raised again: a stall is raised once per start
         #: offset it stands at, a retry storm once per first offset it holds.
         self._share_raised: set[str] = set()
+        #: Each share group's topics: which partitions were resolved, which were added
+        #: (``share_new_partition_records_skipped``, KAFKA-20742).
+        self._share_added = AddedPartitions()
         #: ``newer_record_version`` findings raised (by id): one per group, type and version.
         self._newer_raised: set[str] = set()
         for group, state in (states or {}).items():
@@ -328,6 +332,7 @@ class Analyzer:
             self._share_watch.discard(rec.key)
         names = self._share_names(rec.key.group)
         out = archived(before, after, rec, names)
+        out += self._share_added.apply(before, after, rec, names)
         out += self._share_once([retries(after, rec, self.config, names)])
         if self.share_clock is not None:
             watched = [book.partitions[k] for k in sorted(self._share_watch)]

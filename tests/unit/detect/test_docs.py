@@ -57,6 +57,7 @@ def test_catalogue_is_the_contract() -> None:
         "share_records_archived": "warning",
         "share_partition_stalled": "error",
         "share_delivery_retries": "warning",
+        "share_new_partition_records_skipped": "error",
         "task_active_twice": "critical",
         "task_active_and_standby": "error",
         "consumer_stopped": "error",
