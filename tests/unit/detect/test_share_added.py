@@ -8,6 +8,9 @@ say (a second topic, deleted state, a start an operator set, one initialisation'
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from groupwatch.detect.share.added import AddedPartitions
 from groupwatch.detect.share.state import (
     Batch,
@@ -27,6 +30,7 @@ class Feed:
         self.states: dict[SharePartitionKey, SharePartitionState] = {}
         self.added = AddedPartitions()
         self.kinds: list[tuple[str, int | None]] = []
+        self.clock = 0  # each record a millisecond after the one before
 
     def __call__(
         self,
@@ -40,8 +44,9 @@ class Feed:
     ) -> None:
         key = SharePartitionKey("g", topic, partition)
         batches = () if start < 0 or tombstone else (Batch(start, start + 1, 0, 1),)
+        self.clock += 1
         rec = ShareStateRecord(
-            key, snapshot, tombstone, start, epoch, batches=batches, timestamp=len(self.kinds)
+            key, snapshot, tombstone, start, epoch, batches=batches, timestamp=self.clock
         )
         before = self.states.get(key)
         after = apply(before, rec)
@@ -102,6 +107,39 @@ def test_a_topic_whose_state_was_deleted_is_new_again() -> None:
     feed(ORDERS, 1, -1, snapshot=True, epoch=4)
     feed(ORDERS, 1, 20)
     assert feed.kinds == []
+
+
+def test_the_order_of_the_state_topics_partitions_does_not_matter() -> None:
+    # A dump lists one __share_group_state partition after another: the new partition's records
+    # may come before those that made its topic known; their timestamps tell.
+    key0, key1 = SharePartitionKey("g", ORDERS, 0), SharePartitionKey("g", ORDERS, 1)
+    records = [
+        ShareStateRecord(key1, True, False, -1, 2, timestamp=5),
+        ShareStateRecord(key1, False, False, 6, batches=(Batch(6, 6, 2, 1),), timestamp=6),
+        ShareStateRecord(key0, True, False, -1, 1, timestamp=1),
+        ShareStateRecord(key0, False, False, 10, batches=(Batch(10, 10, 2, 1),), timestamp=2),
+    ]
+    added = AddedPartitions()
+    states: dict[SharePartitionKey, SharePartitionState] = {}
+    found: list[Any] = []
+    for rec in records:
+        before = states.get(rec.key)
+        after = apply(before, rec)
+        assert after is not None
+        states[rec.key] = after
+        found += added.apply(before, after, rec, {})
+    assert [(f.partition, f.evidence["skipped_offsets"]) for f in found] == [(1, [0, 5])]
+    # ... and a partition made known only after the new one was initialised does not count.
+    late = AddedPartitions()
+    states = {}
+    found = []
+    for rec in [*records[:2], replace(records[2], timestamp=7), replace(records[3], timestamp=8)]:
+        before = states.get(rec.key)
+        after = apply(before, rec)
+        assert after is not None
+        states[rec.key] = after
+        found += late.apply(before, after, rec, {})
+    assert found == []
 
 
 def test_a_new_partition_still_unresolved_raises_nothing_yet() -> None:

@@ -33,7 +33,7 @@ moments of the partition's creation) would make the skipped range smaller; it is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from groupwatch.detect.findings import Finding, Source
 from groupwatch.detect.share.names import SHARE_STATE_TOPIC
@@ -47,20 +47,27 @@ UNINITIALIZED = -1
 
 @dataclass(frozen=True)
 class _Pending:
-    """A new partition of a known topic, initialised with the -1 sentinel, not yet resolved."""
+    """A partition whose first state was the -1 sentinel: a new partition if its topic was known
+    then; ``resolved``: its first resolved start (and that record's position), once seen."""
 
     state_epoch: int
-    known: tuple[tuple[int, int], ...]  # (partition, state epoch) of the topic's resolved ones
+    initialized_ms: int | None
     source: Source
+    resolved: tuple[int, Source] | None = None
 
 
 @dataclass
 class AddedPartitions:
-    """What the judgement needs of each share group's topics, record by record."""
+    """What the judgement needs of each share group's topics, record by record.
 
-    #: (group, topic id) -> partition -> state epoch, of partitions with a resolved start.
-    resolved: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
-    #: (group, topic id, partition) -> the pending new partition.
+    ``__share_group_state`` keeps each share partition's records in one of its partitions, so a
+    reader sees a partition's records in order but the partitions of one topic in any order (a
+    dump lists one state-topic partition after another; the job reads them in parallel): "known
+    before" is judged by the records' timestamps, whichever arrives first."""
+
+    #: (group, topic id) -> partition -> (first resolved state's timestamp, its state epoch).
+    resolved: dict[tuple[str, str], dict[int, tuple[int | None, int]]] = field(default_factory=dict)
+    #: (group, topic id, partition) -> a partition initialised with -1.
     pending: dict[tuple[str, str, int], _Pending] = field(default_factory=dict)
 
     def apply(
@@ -70,7 +77,7 @@ class AddedPartitions:
         rec: ShareStateRecord,
         topic_names: Mapping[str, str],
     ) -> list[Finding]:
-        """The finding ``rec`` completes, if any (``before``/``after``: the partition's state
+        """The findings ``rec`` completes, if any (``before``/``after``: the partition's state
         around it)."""
         key = rec.key
         topic_key = (key.group, key.topic_id)
@@ -79,61 +86,90 @@ class AddedPartitions:
             self.resolved.get(topic_key, {}).pop(key.partition, None)
             self.pending.pop(where, None)
             return []
-        known = {p: e for p, e in self.resolved.get(topic_key, {}).items() if p != key.partition}
-        if (
-            before is None
-            and rec.snapshot
-            and rec.start_offset == UNINITIALIZED
-            and any(e < rec.state_epoch for e in known.values())
-        ):
+        if before is None and rec.snapshot and rec.start_offset == UNINITIALIZED:
             self.pending[where] = _Pending(
                 rec.state_epoch,
-                tuple(sorted((p, e) for p, e in known.items() if e < rec.state_epoch)),
+                rec.timestamp,
                 Source(SHARE_STATE_TOPIC, rec.source_partition, rec.source_offset, rec.timestamp),
             )
         if after.start_offset < 0:
             return []
-        self.resolved.setdefault(topic_key, {})[key.partition] = after.state_epoch
-        pending = self.pending.pop(where, None)
-        if pending is None or after.start_offset <= 0:
-            return []
-        return [_finding(pending, after, rec, topic_names)]
+        partitions = self.resolved.setdefault(topic_key, {})
+        if key.partition not in partitions:
+            partitions[key.partition] = (rec.timestamp, after.state_epoch)
+        pending = self.pending.get(where)
+        if pending is not None and pending.resolved is None:
+            if after.start_offset <= 0:
+                del self.pending[where]  # started at its first offset: nothing lost
+            else:
+                at = Source(
+                    SHARE_STATE_TOPIC, rec.source_partition, rec.source_offset, rec.timestamp
+                )
+                self.pending[where] = replace(pending, resolved=(after.start_offset, at))
+        return self._judge(topic_key, topic_names)
+
+    def _judge(self, topic_key: tuple[str, str], topic_names: Mapping[str, str]) -> list[Finding]:
+        """Every partition of the topic initialised with -1 and resolved past 0 whose topic was
+        known when it was initialised, as far as the records seen tell; each raised once."""
+        group, topic_id = topic_key
+        partitions = self.resolved.get(topic_key, {})
+        out: list[Finding] = []
+        for (g, t, partition), pending in sorted(self.pending.items()):
+            if (g, t) != topic_key or pending.resolved is None:
+                continue
+            known = tuple(
+                sorted(
+                    (p, epoch)
+                    for p, (ts, epoch) in partitions.items()
+                    if p != partition
+                    and epoch < pending.state_epoch
+                    and (
+                        ts is None or pending.initialized_ms is None or ts < pending.initialized_ms
+                    )
+                )
+            )
+            if not known:
+                continue
+            del self.pending[(g, t, partition)]
+            out.append(_finding(group, topic_id, partition, pending, known, topic_names))
+        return out
 
 
 def _finding(
+    group: str,
+    topic_id: str,
+    partition: int,
     pending: _Pending,
-    after: SharePartitionState,
-    rec: ShareStateRecord,
+    known: tuple[tuple[int, int], ...],
     topic_names: Mapping[str, str],
 ) -> Finding:
-    key = after.key
-    topic = topic_names.get(key.topic_id) or key.topic_id
-    start = after.start_offset
-    known = [p for p, _ in pending.known]
+    assert pending.resolved is not None
+    start, source = pending.resolved
+    topic = topic_names.get(topic_id) or topic_id
     return Finding(
         kind="share_new_partition_records_skipped",
-        group=key.group,
+        group=group,
         generation=None,
         detail=(
-            f"share group {key.group}: partition {topic}-{key.partition} was added to a topic "
-            f"the group already consumed (partitions {', '.join(map(str, known))}) and its "
-            f"state started at offset {start}, not 0: records 0-{start - 1} ({start}) were "
+            f"share group {group}: partition {topic}-{partition} was added to a topic "
+            f"the group already consumed (partitions {', '.join(str(p) for p, _ in known)}) and "
+            f"its state started at offset {start}, not 0: records 0-{start - 1} ({start}) were "
             "never delivered to the group (KAFKA-20742: brokers before Kafka 4.4.0 start a new "
             "partition by share.auto.offset.reset)"
         ),
-        source=Source(SHARE_STATE_TOPIC, rec.source_partition, rec.source_offset, rec.timestamp),
+        source=source,
         topic=topic,
-        partition=key.partition,
+        partition=partition,
         evidence={
             "topic": topic,
-            "topic_id": key.topic_id,
+            "topic_id": topic_id,
             "start_offset": start,
             "skipped_offsets": [0, start - 1],
             "skipped_records": start,
             "state_epoch": pending.state_epoch,
-            "known_partitions": [list(pe) for pe in pending.known],
+            "known_partitions": [list(pe) for pe in known],
             "initialized_at": pending.source.to_dict(),
             "incident": "KAFKA-20742",
         },
-        id_extra=f"{key.topic_id}/{key.partition}@{start}",
+        id_extra=f"{topic_id}/{partition}@{start}",
     )
