@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -94,16 +94,15 @@ def test_vectors_rebuild_identically_through_kafka() -> None:
     assert not diffs, "\n".join(diffs)
 
 
-def _records_through_kafka(
-    pairs: list[tuple[bytes, bytes | None]], kafka_version: str | None = None
-) -> None:
-    answers = harness(
-        [
-            {"op": "decode_record", "key_hex": k.hex(), "value_hex": None if v is None else v.hex()}
-            for k, v in pairs
-        ],
-        kafka_version,
-    )
+def _requests(pairs: list[tuple[bytes, bytes | None]]) -> list[dict[str, Any]]:
+    return [
+        {"op": "decode_record", "key_hex": k.hex(), "value_hex": None if v is None else v.hex()}
+        for k, v in pairs
+    ]
+
+
+def _check_answers(pairs: list[tuple[bytes, bytes | None]], answers: list[dict[str, Any]]) -> None:
+    assert len(answers) == len(pairs)
     for (key, value), answer in zip(pairs, answers, strict=True):
         assert "error" not in answer, (key.hex(), answer)
         assert answer["key_hex"] == key.hex()
@@ -116,6 +115,12 @@ def _records_through_kafka(
         version, our_value = decode_value(rt, value)
         assert answer["version"] == version
         assert_matches_kafka(answer["value"], plain(our_value), "value")
+
+
+def _records_through_kafka(
+    pairs: list[tuple[bytes, bytes | None]], kafka_version: str | None = None
+) -> None:
+    _check_answers(pairs, harness(_requests(pairs), kafka_version))
 
 
 def test_kafka_reads_our_encoding_of_every_record_vector() -> None:
@@ -151,11 +156,12 @@ def _collect(strategy: Any, n: int) -> list[Any]:
 
 
 # ShareGroupPartitionMetadata (type 9) is gone from Kafka 4.3's serde: nothing to compare with.
-@pytest.mark.parametrize("release", KAFKA_VERSIONS, ids=lambda v: f"kafka-{v}")
-@pytest.mark.parametrize(("type_id", "version"), [c for c in gs.RECORD_CASES if c[0] != 9])
-def test_kafka_reads_our_encoding_of_generated_records(
-    type_id: int, version: int, release: str
-) -> None:
+_GENERATED_CASES = [c for c in gs.RECORD_CASES if c[0] != 9]
+
+Pairs = list[tuple[bytes, bytes | None]]
+
+
+def _generated_pairs(type_id: int, version: int, release: str) -> Pairs:
     samples = _collect(gs.records(type_id, version), 25)
     unknown_then = _NEWER_TAGS.get(release, {}).get(type_id, ())
     if unknown_then:
@@ -164,10 +170,44 @@ def test_kafka_reads_our_encoding_of_generated_records(
         # the newest release's own tags written and left out alike
         written = {v.stored_description_topology_epoch is None for _, v in samples}
         assert written == {True, False}
-    _records_through_kafka(
-        [(encode_key(k, type_id), encode_value(v, version, type_id)) for k, v in samples],
-        release,
-    )
+    return [(encode_key(k, type_id), encode_value(v, version, type_id)) for k, v in samples]
+
+
+@pytest.fixture(scope="module")
+def generated_through_kafka() -> Callable[[int, int, str], tuple[Pairs, list[dict[str, Any]]]]:
+    """Every case's generated records of one release through one call of Kafka's classes,
+    made on the first case that asks for the release: a JVM per case was most of this
+    module's time (about 4 s a case, 58 cases a release). Each case still checks its own
+    records and answers, so a failure names its record type and version."""
+    made: dict[str, dict[tuple[int, int], tuple[Pairs, list[dict[str, Any]]]]] = {}
+
+    def answers(type_id: int, version: int, release: str) -> tuple[Pairs, list[dict[str, Any]]]:
+        if release not in made:
+            by_case = {c: _generated_pairs(*c, release) for c in _GENERATED_CASES}
+            every = [p for pairs in by_case.values() for p in pairs]
+            got = harness(_requests(every), release)
+            assert len(got) == len(every)
+            made[release] = {}
+            at = 0
+            for case, pairs in by_case.items():
+                made[release][case] = (pairs, got[at : at + len(pairs)])
+                at += len(pairs)
+        return made[release][(type_id, version)]
+
+    return answers
+
+
+@pytest.mark.parametrize("release", KAFKA_VERSIONS, ids=lambda v: f"kafka-{v}")
+@pytest.mark.parametrize(("type_id", "version"), _GENERATED_CASES)
+def test_kafka_reads_our_encoding_of_generated_records(
+    type_id: int,
+    version: int,
+    release: str,
+    generated_through_kafka: Callable[[int, int, str], tuple[Pairs, list[dict[str, Any]]]],
+) -> None:
+    pairs, answers = generated_through_kafka(type_id, version, release)
+    assert pairs, "no generated records for this case"
+    _check_answers(pairs, answers)
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3])
