@@ -18,6 +18,10 @@ from groupwatch.spark.lag_process import LagProcess, LagProcessError
 from tests.unit.lag.test_job_reads import T0, _write
 
 STOP = "lag.stop_seconds=60"
+#: The tables' times are fixed (``T0``) and the judge keeps ``lag.history_hours`` back from the
+#: wall clock: a window of ten years keeps T0's history in it on any day the suite runs (the
+#: default week dropped it seven days after T0, and the stop with it).
+HISTORY = "lag.history_hours=87600"
 
 
 def _tables(root: Path) -> None:
@@ -48,7 +52,7 @@ def _tables(root: Path) -> None:
 
 
 def _config(root: Path) -> config_mod.Config:
-    return config_mod.load(None, env={}, overrides=[f"delta.root={root}", STOP])
+    return config_mod.load(None, env={}, overrides=[f"delta.root={root}", STOP, HISTORY])
 
 
 def _answer() -> Answer:
