@@ -42,6 +42,11 @@ class SourceConfig:
     #: in one partition, as there: a batch aggregates a group's commits in the task that
     #: reads them).
     topic: str = "__consumer_offsets"
+    #: The share coordinator's topic (KIP-932 share groups' progress), read beside ``topic``
+    #: by the same source; ``__share_group_state`` itself or a topic mirroring it (each share
+    #: partition's records in one partition, in order).  Empty: not read.  A topic that does
+    #: not exist yet (no share group ever ran) is read once it appears.
+    share_state_topic: str = "__share_group_state"
     #: Only for a new query; a restarted query continues from its checkpoint.
     starting_offsets: str = "earliest"
     #: 0 means no limit.

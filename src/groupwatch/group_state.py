@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from groupwatch.detect import GroupState
+from groupwatch.detect.share.state import SavedShare
 from groupwatch.errors import GroupwatchError
 from groupwatch.rows import classic_ownership, modern_ownership
 from groupwatch.rows.classic_ownership import OpenIntervals
@@ -30,8 +31,11 @@ _READS = (VERSION,)
 #: Every key of a version 1 text.  ``ownership`` and ``detect`` are always written;
 #: ``modern_ownership`` only while a modern group holds partitions, ``last_generation`` only
 #: between a classic group's snapshot and its tombstone, ``last_event_ms`` once the group had a
-#: record other than an offset commit.
-_KEYS = frozenset({"detect", "ownership", "modern_ownership", "last_generation", "last_event_ms"})
+#: record other than an offset commit, ``share`` once a share group's ``__share_group_state``
+#: records showed a share partition (so a group with none is saved as before).
+_KEYS = frozenset(
+    {"detect", "ownership", "modern_ownership", "last_generation", "last_event_ms", "share"}
+)
 
 
 class GroupStateError(GroupwatchError, ValueError):
@@ -55,6 +59,9 @@ class SavedGroupState:
     last_generation: int | None = None
     #: Source time (ms) of the group's newest record other than an offset commit.
     last_event_ms: int | None = None
+    #: A share group's share partitions (from ``__share_group_state``) and the share findings
+    #: raised that could come again: a restarted job does not raise them twice.
+    share: SavedShare | None = None
 
     def encode(self) -> str:
         """The state as ``group_state`` stores it (version 1: no version key)."""
@@ -82,6 +89,8 @@ class SavedGroupState:
             doc["last_generation"] = self.last_generation
         if self.last_event_ms is not None:
             doc["last_event_ms"] = self.last_event_ms
+        if self.share is not None:
+            doc["share"] = self.share.to_json()
         return doc
 
     @classmethod
@@ -99,12 +108,14 @@ class SavedGroupState:
                 # A newer layout's field this one would drop on saving: refuse instead.
                 raise ValueError(f"unknown keys {unknown}")
             detect = doc.get("detect")
+            share = doc.get("share")
             return cls(
                 detect=None if detect is None else GroupState.from_json(detect),
                 ownership=classic_ownership.decode(doc.get("ownership") or {}),
                 modern_ownership=modern_ownership.decode(doc.get("modern_ownership") or {}),
                 last_generation=_int_or_none(doc, "last_generation"),
                 last_event_ms=_int_or_none(doc, "last_event_ms"),
+                share=None if share is None else SavedShare.from_json(share),
             )
         except (ValueError, TypeError, KeyError, AttributeError) as e:
             raise GroupStateError(f"not a saved group state: {e}") from e

@@ -24,9 +24,11 @@ from typing import Any
 
 from groupwatch.detect import Analyzer, DetectorConfig, Finding
 from groupwatch.detect.model import BrokerView
+from groupwatch.detect.share.state import SharePartitionKey, SharePartitionState
 from groupwatch.group_state import SavedGroupState
 from groupwatch.protocol import DecodedRecord
 from groupwatch.protocol import decode_record as _decode_record
+from groupwatch.rows import share as share_rows
 from groupwatch.rows.findings import finding_row
 from groupwatch.rows.source import SourceRecord, newer_version_row
 from groupwatch.rows.step import OpenOwnership, record_rows
@@ -36,6 +38,8 @@ from groupwatch.tables import (
     MEMBER_ASSIGNMENTS,
     PARTITION_OWNERSHIP,
     QUARANTINE,
+    SHARE_PARTITION_HISTORY,
+    SHARE_PARTITION_STATE,
     Row,
     Table,
 )
@@ -102,6 +106,10 @@ def process_group(
     open_ = OpenOwnership(saved.ownership, saved.modern_ownership, saved.last_generation)
     last_event_ms = saved.last_event_ms
     analyzer = Analyzer(detector, None if saved.detect is None else {group: saved.detect})
+    if saved.share is not None:
+        analyzer.restore_share(saved.share)
+    #: Each share partition the batch's records touched: its newest state and record.
+    share_now: dict[SharePartitionKey, tuple[SharePartitionState | None, SourceRecord]] = {}
     for topic, max_partition, *when in commits:
         analyzer.hint(group, topic, max_partition, when[0] if when else None)
     result = GroupResult()
@@ -124,6 +132,21 @@ def process_group(
             # (group_offsets aggregates commits in the JVM).
             continue
         last_event_ms = max(record.timestamp_ms, -1 if last_event_ms is None else last_event_ms)
+        if applied.share is not None:
+            key = applied.share.key
+            share_now[key] = (applied.share.state, record)
+            result.add(
+                SHARE_PARTITION_HISTORY,
+                [
+                    share_rows.history_row(
+                        key,
+                        applied.share.state,
+                        record,
+                        rec.record_type == "share_snapshot",
+                        analyzer.share_topic_names(group),
+                    )
+                ],
+            )
         rows = record_rows(group, record, rec, applied, open_, detector.topic_names, detected_at)
         open_ = rows.open
         result.add(QUARANTINE, rows.quarantine)
@@ -136,6 +159,15 @@ def process_group(
         found(analyzer.reach(clocks, quiescent))
     if view is not None:
         found(analyzer.observe(view))
+    names = analyzer.share_topic_names(group)
+    result.add(
+        SHARE_PARTITION_STATE,
+        [
+            share_rows.state_row(s, record, names)
+            for _, (s, record) in sorted(share_now.items())
+            if s is not None
+        ],
+    )
     result.pending_until = analyzer.pending_until(group)
     result.state = SavedGroupState(
         detect=analyzer.states.get(group),
@@ -143,6 +175,7 @@ def process_group(
         modern_ownership=open_.modern,
         last_generation=open_.last_generation,
         last_event_ms=last_event_ms,
+        share=analyzer.share_saved(group),
     )
     held = result.rows.get(PARTITION_OWNERSHIP.name)
     if held:

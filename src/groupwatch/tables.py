@@ -591,6 +591,96 @@ VALIDATION_RESULTS = Table(
 )
 
 
+#: A share partition's in-flight batches (offsets handed out or to hand out again).
+IN_FLIGHT = "array<struct<first_offset: bigint, last_offset: bigint, delivery_count: int>>"
+#: Inclusive offset ranges.
+RANGES = "array<struct<first_offset: bigint, last_offset: bigint>>"
+
+
+@dataclass(frozen=True, slots=True)
+class SharePartitionRow:
+    """A row of ``share_partition_state``."""
+
+    group: str | None = column("string", "share group id")
+    topic: str | None = column("string", "topic name (null: its id not named yet)")
+    topic_id: str | None = column("string", "topic id, as the share coordinator keys it")
+    partition: int | None = column("int", "partition")
+    start_offset: int | None = column(
+        "bigint", "share-partition start offset (SPSO): everything before it is done with"
+    )
+    state_epoch: int | None = column("int", "state epoch of the newest snapshot (-1: none seen)")
+    leader_epoch: int | None = column("int", "leader epoch the share coordinator last wrote")
+    delivery_complete_count: int | None = column(
+        "int", "records past the SPSO already acknowledged or archived (-1: a writer before 4.2)"
+    )
+    end_offset: int | None = column(
+        "bigint", "the partition's log end offset when the job wrote the row (null: not asked)"
+    )
+    lag_records: int | None = column(
+        "bigint",
+        "share lag, Kafka's formula: end - SPSO - delivery-complete count (null if unknown)",
+    )
+    in_flight_records: int | None = column(
+        "bigint", "records past the SPSO whose delivery is not complete"
+    )
+    in_flight_batches: Sequence[Mapping[str, Any]] | None = column(IN_FLIGHT, "those records")
+    archived_records: int | None = column(
+        "bigint", "records past the SPSO the broker archived (delivery attempts ran out)"
+    )
+    archived_ranges: Sequence[Mapping[str, Any]] | None = column(RANGES, "their offsets")
+    max_delivery_count: int | None = column("int", "highest delivery count of the state")
+    records_applied: int | None = column(
+        "bigint", "`__share_group_state` records applied to the partition since its first"
+    )
+    observed_at: dt.datetime | None = column(
+        "timestamp", "Kafka timestamp of the newest `__share_group_state` record applied"
+    )
+    end_observed_at: dt.datetime | None = column("timestamp", "when the brokers gave `end_offset`")
+    source: Mapping[str, Any] | None = column(SOURCE, "the newest record applied")
+
+
+SHARE_PARTITION_STATE = Table(
+    "share_partition_state",
+    "Each share partition now (KIP-932 share groups), one row per (group, topic, partition), "
+    "as of its newest `__share_group_state` record (docs/lag.md, share groups).",
+    SharePartitionRow,
+    key=("group", "topic_id", "partition"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ShareHistoryRow:
+    """A row of ``share_partition_history``."""
+
+    group: str | None = column("string", "share group id")
+    topic: str | None = column("string", "topic name (null: its id not named yet)")
+    topic_id: str | None = column("string", "topic id")
+    partition: int | None = column("int", "partition")
+    start_offset: int | None = column("bigint", "SPSO after the record")
+    state_epoch: int | None = column("int", "state epoch after the record")
+    leader_epoch: int | None = column("int", "leader epoch after the record")
+    delivery_complete_count: int | None = column("int", "delivery-complete count after the record")
+    in_flight_records: int | None = column("bigint", "records in flight after the record")
+    archived_records: int | None = column("bigint", "archived records past the SPSO after it")
+    max_delivery_count: int | None = column("int", "highest delivery count after the record")
+    deleted: bool | None = column("boolean", "a tombstone: the partition's state was removed")
+    snapshot: bool | None = column(
+        "boolean", "the record was a `ShareSnapshot` (the whole state), else a `ShareUpdate`"
+    )
+    observed_at: dt.datetime | None = column("timestamp", "the record's Kafka timestamp")
+    source_topic: str | None = _source_topic()
+    source_partition: int | None = _source_partition()
+    source_offset: int | None = _source_offset()
+
+
+SHARE_PARTITION_HISTORY = Table(
+    "share_partition_history",
+    "Every share partition's state after each `__share_group_state` record (append-only).",
+    ShareHistoryRow,
+    key=("group", "topic_id", "partition", "source_partition", "source_offset"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class StateRow:
     """A row of ``group_state``."""
@@ -635,6 +725,8 @@ Row = (
     | LagHistoryRow
     | ValidationRow
     | StateRow
+    | SharePartitionRow
+    | ShareHistoryRow
 )
 
 
@@ -654,12 +746,20 @@ TABLES: dict[str, Table] = {
         LAG_HISTORY,
         VALIDATION_RESULTS,
         GROUP_STATE,
+        SHARE_PARTITION_STATE,
+        SHARE_PARTITION_HISTORY,
     )
 }
 
 #: Tables whose rows depend on when the brokers were asked (``lag.poll_seconds``), not only on
 #: the records: two runs over the same records agree on every other table, not on these.
-POLLED_TABLES: tuple[str, ...] = (END_OFFSETS.name, PARTITION_LAG.name, LAG_HISTORY.name)
+#: ``share_partition_state``'s end offset and share lag are the brokers' of when it was written.
+POLLED_TABLES: tuple[str, ...] = (
+    END_OFFSETS.name,
+    PARTITION_LAG.name,
+    LAG_HISTORY.name,
+    SHARE_PARTITION_STATE.name,
+)
 
 
 #: How long a group's history is kept, the same in every table (``groupwatch.upkeep``).

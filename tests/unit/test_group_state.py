@@ -162,3 +162,45 @@ def test_the_workers_step_reads_an_old_row_and_writes_it_back_unchanged(text: st
     group, rows = python_stage._group_rows(records, saved, detector, NOW, {})
     [row] = rows["group_state"]
     assert (group, row.state, row.deleted) == ("g", text, False)
+
+
+def _share_state() -> SavedGroupState:
+    from groupwatch.detect.share.state import (
+        Batch,
+        RaisedShare,
+        SavedShare,
+        SharePartitionKey,
+        SharePartitionState,
+    )
+
+    key = SharePartitionKey("queue", "AAAAAAAAAAAAAAAAAAAAAA", 3)
+    part = SharePartitionState(
+        key, 40, 1, 2, 0, 5, (Batch(40, 41, 0, 4), Batch(42, 42, 4, 5)), 1_000, 900, 7
+    )
+    raised = RaisedShare("f-1", key.topic_id, 3, 40)
+    return SavedGroupState(
+        last_event_ms=1_000, share=SavedShare("queue", (part,), (raised,), 1_000)
+    )
+
+
+def test_a_share_groups_partitions_are_saved_and_read_back() -> None:
+    """The share partitions (and the share findings that could come again) are saved under
+    ``share``, read back equal, records_applied included; a group without any saves no key."""
+    state = _share_state()
+    back = SavedGroupState.decode(state.encode())
+    assert back == state and back.encode() == state.encode()
+    assert state.share is not None and back.share is not None
+    assert back.share.partitions[0].records_applied == 7
+    assert "share" in json.loads(state.encode())
+    assert "share" not in json.loads(SavedGroupState(last_event_ms=1).encode())
+
+
+@pytest.mark.parametrize(
+    "share",
+    [[], {"group": "q", "partitions": [{"topic_id": "x"}], "raised": []}, {"partitions": []}],
+)
+def test_a_share_state_that_is_not_one_is_a_group_state_error(share: Any) -> None:
+    doc = json.loads(_share_state().encode())
+    doc["share"] = share
+    with pytest.raises(GroupwatchError, match="not a saved group state"):
+        SavedGroupState.decode(json.dumps(doc))

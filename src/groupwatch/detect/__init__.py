@@ -21,6 +21,7 @@ from groupwatch.detect.engine import (
     Analyzer,
     Applied,
     AppliedModern,
+    AppliedShare,
     analyze_lines,
     event_from_line,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "Analyzer",
     "Applied",
     "AppliedModern",
+    "AppliedShare",
     "DetectorConfig",
     "Event",
     "Finding",

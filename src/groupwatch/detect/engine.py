@@ -38,12 +38,25 @@ from groupwatch.detect.state import GroupState, step
 if TYPE_CHECKING:
     from groupwatch.detect.modern import ModernState
     from groupwatch.detect.share.state import (
+        RaisedShare,
+        SavedShare,
         SharePartitionKey,
         SharePartitionState,
         ShareStateBook,
         ShareStateRecord,
     )
     from groupwatch.protocol import DecodedRecord
+
+
+def _raised(f: Finding) -> RaisedShare:
+    """A share finding as :class:`RaisedShare` keeps it: the offset its id names (a stall's
+    start offset, a retry storm's first offset)."""
+    from groupwatch.detect.share.state import RaisedShare
+
+    ev = f.evidence
+    retrying = ev.get("retrying_offsets")
+    offset = retrying[0][0] if retrying else ev.get("start_offset", -1)
+    return RaisedShare(f.finding_id, str(ev.get("topic_id")), f.partition or 0, int(offset))
 
 
 def event_from_line(line: Mapping[str, Any]) -> Event | None:
@@ -76,6 +89,17 @@ class Applied:
     #: A modern group's record the engine applied; ``None`` for any other record, and for one
     #: that broke the engine's contract (it is a decode-error finding, not a state change).
     modern: AppliedModern | None = None
+    #: A ``__share_group_state`` record the engine applied: its share partition and that
+    #: partition's state after it (``None``: a tombstone removed it).
+    share: AppliedShare | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedShare:
+    """A share state record's partition and the partition's state after it."""
+
+    key: SharePartitionKey
+    state: SharePartitionState | None
 
 
 class Analyzer:
@@ -110,7 +134,7 @@ class Analyzer:
         self._share_watch: set[SharePartitionKey] = set()
         #: Share findings raised (by id), never raised again: a stall is raised once per start
         #: offset it stands at, a retry storm once per first offset it holds.
-        self._share_raised: set[str] = set()
+        self._share_raised: dict[str, tuple[str, RaisedShare]] = {}
         #: Each share group's topics: which partitions were resolved, which were added
         #: (``share_new_partition_records_skipped``, KAFKA-20742).
         self._share_added = AddedPartitions()
@@ -238,7 +262,11 @@ class Analyzer:
 
     def _apply(self, record: DecodedRecord, group: str | None) -> Applied:
         if record.topic == SHARE_STATE_TOPIC:
-            return Applied(tuple(self._share_record(record)))
+            raised, key = self._share_record(record)
+            if key is None:
+                return Applied(tuple(raised))
+            after = self.share_states.partitions.get(key)
+            return Applied(tuple(raised), share=AppliedShare(key, after))
         event = event_from_record(record, group)
         if event is None:
             return Applied(tuple(self._idle(record.timestamp, record.partition)))
@@ -270,15 +298,18 @@ class Analyzer:
             self._share = ShareStateBook()
         return self._share
 
-    def _share_record(self, record: DecodedRecord) -> list[Finding]:
+    def _share_record(
+        self, record: DecodedRecord
+    ) -> tuple[list[Finding], SharePartitionKey | None]:
+        """The record's findings, and its share partition if it was applied."""
         from groupwatch.detect.share.state import from_decoded
 
         rec = from_decoded(record)
         if rec is None:
             # Bad bytes: a decode-error finding like any other record's.
             event = event_from_record(record)
-            return self._step(event) if isinstance(event, UndecodableRecord) else []
-        return self._share_apply(rec)
+            return (self._step(event) if isinstance(event, UndecodableRecord) else []), None
+        return self._share_apply(rec), rec.key
 
     def _share_line(self, line: Mapping[str, Any]) -> list[Finding]:
         from groupwatch.detect.share.state import from_line
@@ -304,6 +335,11 @@ class Analyzer:
         event = event_from_decoded(line)
         return self._step(event) if isinstance(event, UndecodableRecord) else []
 
+    def share_topic_names(self, group: str) -> dict[str, str]:
+        """topic id -> name for the group's share partitions (the configuration's, the brokers',
+        and those of the group's own records)."""
+        return self._share_names(group)
+
     def _share_names(self, group: str) -> dict[str, str]:
         modern = self.modern(group)
         return {**self.config.topic_names, **(modern.topic_names if modern else {})}
@@ -312,9 +348,45 @@ class Analyzer:
         out = []
         for f in findings:
             if f is not None and f.finding_id not in self._share_raised:
-                self._share_raised.add(f.finding_id)
+                self._share_raised[f.finding_id] = (f.group, _raised(f))
                 out.append(f)
         return out
+
+    def share_saved(self, group: str) -> SavedShare | None:
+        """The group's share partitions as the job saves them between batches (``None``: the
+        group has none and raised nothing that could come again)."""
+        from groupwatch.detect.share.state import SavedShare
+
+        parts = tuple(self._share.of_group(group)) if self._share is not None else ()
+        starts = {(s.key.topic_id, s.key.partition): s.start_offset for s in parts}
+        # A raised id names an offset: once the start offset is past it, it cannot come again.
+        raised = tuple(
+            sorted(
+                (
+                    r
+                    for g, r in self._share_raised.values()
+                    if g == group and r.offset >= starts.get((r.topic_id, r.partition), 1 << 62)
+                ),
+                key=lambda r: r.finding_id,
+            )
+        )
+        if not parts and not raised:
+            return None
+        return SavedShare(group, parts, raised, self.share_clock)
+
+    def restore_share(self, saved: SavedShare) -> None:
+        """The group's share partitions as :meth:`share_saved` gave them, handed back."""
+        book = self.share_states
+        for s in saved.partitions:
+            book.partitions[s.key] = s
+            if s.start_offset >= 0 and s.in_flight_records > 0:
+                self._share_watch.add(s.key)
+        for r in saved.raised:
+            self._share_raised[r.finding_id] = (saved.group, r)
+        if saved.clock_ms is not None and (
+            self.share_clock is None or saved.clock_ms > self.share_clock
+        ):
+            self.share_clock = saved.clock_ms
 
     def _share_apply(self, rec: ShareStateRecord) -> list[Finding]:
         from groupwatch.detect.share.judge import archived, retries

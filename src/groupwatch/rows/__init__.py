@@ -13,6 +13,8 @@ side by side, and carries the open ownership intervals to the next record:
   engine's state of the group after the record;
 - ``classic_ownership.py``, ``modern_ownership.py``: ``partition_ownership`` intervals, in
   generations and in member epochs, each one :class:`~groupwatch.tables.OwnershipInterval`;
+- ``share.py``: a share group's ``share_partition_history`` and ``share_partition_state`` rows,
+  from the engine's state of each share partition after a ``__share_group_state`` record;
 - ``step.py``: one record's rows from the engine's report, and the ownership open after it.
 
 Pure: nothing here knows about Spark.

@@ -45,6 +45,16 @@ def group_id(key: Column) -> Column:
     )
 
 
+def share_group_id(key: Column) -> Column:
+    """The group of a ``__share_group_state`` key (ShareSnapshotKey, ShareUpdateKey: an int16
+    record type 0 or 1, then the group as an int16-length string, the topic id and the
+    partition), null for other types and when the group is not valid UTF-8."""
+    from pyspark.sql import functions as F
+
+    length = _uint(key, 3, 2)
+    return F.when(record_type(key).isin(0, 1), _utf8(key.substr(F.lit(5), length.cast("int"))))
+
+
 # --- offset commits, aggregated before they are parsed ------------------------------------------
 # A commit key is type(2) | group length(2) | group | topic length(2) | topic | partition(4). Its
 # bytes between the type and the partition (the "prefix") name the (group, topic) it counts for, so

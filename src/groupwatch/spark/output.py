@@ -37,6 +37,8 @@ OUTPUT_TABLES: tuple[tables.Table, ...] = (
     tables.FINDINGS,
     tables.QUARANTINE,
     tables.GROUP_STATE,
+    tables.SHARE_PARTITION_STATE,
+    tables.SHARE_PARTITION_HISTORY,
 )
 #: Table rows per Arrow batch of the output (and so per array value): a binary column of one
 #: Arrow array holds at most 2 GB, and a long backlog of a group's bad records carries each

@@ -37,12 +37,23 @@ RAW_TABLE = "raw_records"
 READER_GROUP_PREFIX = "groupwatch-reader"
 
 
+def subscribed(config: Config) -> str:
+    """What the source subscribes to: ``source.topic`` (a comma-separated list) and
+    ``source.share_state_topic`` when set and not already among them."""
+    src = config.source
+    topics = [t.strip() for t in src.topic.split(",") if t.strip()]
+    share = src.share_state_topic.strip()
+    if share and share not in topics:
+        topics.append(share)
+    return ",".join(topics)
+
+
 def kafka_source_options(config: Config) -> dict[str, str]:
     """Options for Spark's Kafka source: the topic, offsets and every ``kafka.*`` passthrough."""
     src = config.source
     options = {
         "kafka.bootstrap.servers": resolve_bootstrap(src.bootstrap_servers),
-        "subscribe": src.topic,
+        "subscribe": subscribed(config),
         "startingOffsets": src.starting_offsets,
         "failOnDataLoss": str(src.fail_on_data_loss).lower(),
         # The reader's own group must never look like a group we watch.

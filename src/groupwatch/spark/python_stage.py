@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from groupwatch import processing, tables
 from groupwatch.detect import DetectorConfig
 from groupwatch.detect.model import BrokerView
+from groupwatch.detect.share.names import SHARE_STATE_TOPIC
 from groupwatch.group_state import SavedGroupState
 from groupwatch.spark import output
 from groupwatch.tables import timestamp
@@ -63,11 +64,20 @@ def run(
 
 def source_records(rec: pa.Table) -> list[processing.SourceRecord]:
     """One group's rows of the cogroup as source records, in offset order, each once (a commit
-    can come as the first of its partition, the group's newest and the last before a record)."""
+    can come as the first of its partition, the group's newest and the last before a record).
+
+    A share group's ``__share_group_state`` records come after its ``__consumer_offsets``
+    ones, each share-state partition in offset order: a share partition's records all live in
+    one, and the group's records (its members' assignments, the topics' names) are what its
+    share partitions are judged with."""
     rec = rec.sort_by([("partition", "ascending"), ("offset", "ascending")])
     columns = output.column_lists(rec, ("key", "value", "topic", "partition", "offset", "ts"))
+    rows = list(zip(*columns, strict=True))
+    if any(t == SHARE_STATE_TOPIC for _, _, t, _, _, _ in rows):
+        # A stable sort: each topic's rows keep their (partition, offset) order.
+        rows.sort(key=lambda r: r[2] == SHARE_STATE_TOPIC)
     out: list[processing.SourceRecord] = []
-    for k, v, t, p, o, ts in zip(*columns, strict=True):
+    for k, v, t, p, o, ts in rows:
         if out and out[-1].offset == o and out[-1].partition == p and out[-1].topic == t:
             continue
         out.append(

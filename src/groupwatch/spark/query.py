@@ -238,7 +238,7 @@ class GroupwatchQuery:
 
     def _process_batch(self, frame: DataFrame, batch_id: int) -> None:
         started = time.monotonic()
-        split = source.split(frame)
+        split = source.split(frame, self.config.source.share_state_topic)
         completed = False
         try:
             batch = Batch(

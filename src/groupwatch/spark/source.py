@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from groupwatch.detect.share.names import SHARE_STATE_TOPIC
 from groupwatch.protocol.specs import GROUP_METADATA_TYPE, OFFSET_COMMIT_TYPES
 from groupwatch.spark import keys
 from groupwatch.spark.pipelines import READER_GROUP_PREFIX
@@ -34,6 +35,12 @@ OffsetRange = tuple[str, int, int, int]
 #: a second; a batch beyond either bound takes the slower exact path.
 OFFSET_BITS = 42
 PARTITION_BITS = 63 - OFFSET_BITS
+
+#: ``__share_group_state``'s record types (0: ShareSnapshot, 1: ShareUpdate) as a batch's
+#: ``rtype`` carries them: shifted past every ``__consumer_offsets`` type, so that they are
+#: never taken for offset commits (types 0 and 1 there) and go to the Python stage.
+SHARE_RTYPE_BASE = 1000
+SHARE_RTYPES = (SHARE_RTYPE_BASE, SHARE_RTYPE_BASE + 1)
 
 
 @dataclass(frozen=True)
@@ -86,8 +93,13 @@ class BatchStats:
         return any(n for t, n in self.counts.items() if t not in OFFSET_COMMIT_TYPES)
 
 
-def split(batch: DataFrame) -> SplitBatch:
+def split(batch: DataFrame, share_topic: str = "") -> SplitBatch:
     """The batch's rows with record type, group and record time in ms, persisted.
+
+    ``share_topic`` (``source.share_state_topic``): the rows of that topic are the share
+    coordinator's; their record types are :data:`SHARE_RTYPES`, their group the key's, and
+    their topic :data:`SHARE_STATE_TOPIC` (the decoder picks its record types by that name,
+    whatever topic mirrors it).
 
     Persisted in as many partitions as the cluster has task slots, not one per topic partition:
     ``__consumer_offsets`` has 50, and every later step of the batch (the counts, the commit
@@ -98,17 +110,25 @@ def split(batch: DataFrame) -> SplitBatch:
     from pyspark.sql import functions as F
 
     slots = batch.sparkSession.sparkContext.defaultParallelism
+    key = F.col("key")
+    rtype, kgroup, topic = keys.record_type(key), keys.group_id(key), F.col("topic")
+    if share_topic:
+        share = F.col("topic") == F.lit(share_topic)
+        rtype = F.when(share, rtype + F.lit(SHARE_RTYPE_BASE)).otherwise(rtype)
+        kgroup = F.when(share, keys.share_group_id(key)).otherwise(kgroup)
+        if share_topic != SHARE_STATE_TOPIC:
+            topic = F.when(share, F.lit(SHARE_STATE_TOPIC)).otherwise(topic)
     read = (
         batch.coalesce(max(1, slots))
         .select(
             "key",
             "value",
-            "topic",
+            topic.alias("topic"),
             "partition",
             "offset",
             F.unix_millis("timestamp").alias("ts"),
-            keys.record_type(F.col("key")).alias("rtype"),
-            keys.group_id(F.col("key")).alias("kgroup"),
+            rtype.alias("rtype"),
+            kgroup.alias("kgroup"),
         )
         .persist()
     )
@@ -130,10 +150,11 @@ def stats(split_batch: SplitBatch) -> BatchStats:
     for r in watched:
         counts[r["rtype"]] = counts.get(r["rtype"], 0) + r["n"]
     # Stream time per source partition: it confirms findings awaiting confirmation in groups
-    # that wrote nothing in this batch (analyze's clock, batch by batch).
+    # that wrote nothing in this batch (analyze's clock, batch by batch).  The share
+    # coordinator's records tell none (their partitions are another topic's, as in analyze).
     clocks: dict[int, int] = {}
     for r in watched:
-        if r["ts"] is not None:
+        if r["ts"] is not None and r["topic"] != SHARE_STATE_TOPIC:
             clocks[r["partition"]] = max(r["ts"], clocks.get(r["partition"], r["ts"]))
     return BatchStats(
         counts=counts,

@@ -207,6 +207,12 @@ class BatchOutput(ABC):
     def _validation_views(self) -> Views:
         """The appended tables' rows as the suites read them: Spark frames or pandas."""
 
+    def share_ends(self, rows: pa.Table) -> pa.Table:
+        """``share_partition_state`` rows with the brokers' end offsets and share lag."""
+        from groupwatch.spark import share_ends
+
+        return share_ends.fill(self.spark, self.config, rows)
+
     @abstractmethod
     def write_findings(self) -> None:
         """MERGE the output's findings (insert only) into ``findings``.
@@ -279,6 +285,24 @@ class SparkOutput(BatchOutput):
             ownership = table_rows(self.out, tables.PARTITION_OWNERSHIP)
             writes[tables.PARTITION_OWNERSHIP.name] = sinks.merge(
                 spark, ownership, tables.PARTITION_OWNERSHIP, config
+            )
+        if counts.get(tables.SHARE_PARTITION_HISTORY.name):
+            history = table_rows(self.out, tables.SHARE_PARTITION_HISTORY)
+            writes[tables.SHARE_PARTITION_HISTORY.name] = functools.partial(
+                sinks.append_once,
+                history,
+                tables.SHARE_PARTITION_HISTORY,
+                config,
+                sinks.APP_ID,
+                batch_id,
+            )
+        if counts.get(tables.SHARE_PARTITION_STATE.name):
+            share = self.share_ends(table_rows(self.out, tables.SHARE_PARTITION_STATE).toArrow())
+            writes[tables.SHARE_PARTITION_STATE.name] = sinks.merge(
+                spark,
+                spark.createDataFrame(share, schema=tables.SHARE_PARTITION_STATE.ddl),
+                tables.SHARE_PARTITION_STATE,
+                config,
             )
         states = table_rows(self.out, tables.GROUP_STATE).withColumn("batch_id", F.lit(batch_id))
         writes[tables.GROUP_STATE.name] = functools.partial(
@@ -355,6 +379,26 @@ class DriverOutput(BatchOutput):
                     sinks.APP_ID,
                     batch_id,
                 )
+        history = collected.get(tables.SHARE_PARTITION_HISTORY.name)
+        if history is not None:
+            writes[tables.SHARE_PARTITION_HISTORY.name] = functools.partial(
+                deltawrite.append_once,
+                sinks.local_table(config, tables.SHARE_PARTITION_HISTORY),
+                tables.SHARE_PARTITION_HISTORY,
+                history,
+                sinks.APP_ID,
+                batch_id,
+            )
+        share = collected.get(tables.SHARE_PARTITION_STATE.name)
+        if share is not None:
+            writes[tables.SHARE_PARTITION_STATE.name] = functools.partial(
+                deltawrite.merge_once,
+                sinks.local_table(config, tables.SHARE_PARTITION_STATE),
+                tables.SHARE_PARTITION_STATE,
+                self.share_ends(share),
+                sinks.APP_ID,
+                batch_id,
+            )
         ownership = collected.get(tables.PARTITION_OWNERSHIP.name)
         if ownership is not None:
             writes[tables.PARTITION_OWNERSHIP.name] = functools.partial(

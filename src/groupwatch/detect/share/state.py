@@ -374,3 +374,117 @@ def from_line(line: Mapping[str, Any]) -> ShareStateRecord:
 
 def _opt_int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+# --- a group's share partitions between batches (the job's saved state) -------------------------
+
+
+def _batch_json(b: Batch) -> list[int]:
+    return [b.first_offset, b.last_offset, b.state, b.delivery_count]
+
+
+def state_to_json(s: SharePartitionState) -> dict[str, Any]:
+    """One share partition's state as the job saves it (``records_applied`` too: it is not
+    part of the state's equality, but the history rows count with it)."""
+    return {
+        "topic_id": s.key.topic_id,
+        "partition": s.key.partition,
+        "start_offset": s.start_offset,
+        "state_epoch": s.state_epoch,
+        "leader_epoch": s.leader_epoch,
+        "snapshot_epoch": s.snapshot_epoch,
+        "delivery_complete_count": s.delivery_complete_count,
+        "batches": [_batch_json(b) for b in s.batches],
+        "observed_at": s.observed_at,
+        "start_since_ms": s.start_since_ms,
+        "records_applied": s.records_applied,
+    }
+
+
+def state_from_json(group: str, doc: Mapping[str, Any]) -> SharePartitionState:
+    """The state :func:`state_to_json` wrote, of ``group``; :class:`ContractError` on
+    anything else."""
+    topic_id = doc.get("topic_id")
+    raw = doc.get("batches")
+    if not isinstance(topic_id, str) or not isinstance(raw, list):
+        raise ContractError("saved share partition without topic_id or batches")
+    batches = []
+    for b in raw:
+        if not isinstance(b, list) or len(b) != 4 or not all(_is_int(v) for v in b):
+            raise ContractError("saved share batch is not four integers")
+        batches.append(Batch(*b))
+    return SharePartitionState(
+        key=SharePartitionKey(group, topic_id, _int(doc, "partition")),
+        start_offset=_int(doc, "start_offset"),
+        state_epoch=_int(doc, "state_epoch"),
+        leader_epoch=_int(doc, "leader_epoch"),
+        snapshot_epoch=_int(doc, "snapshot_epoch"),
+        delivery_complete_count=_int(doc, "delivery_complete_count"),
+        batches=tuple(batches),
+        observed_at=_opt_int(doc.get("observed_at")),
+        start_since_ms=_opt_int(doc.get("start_since_ms")),
+        records_applied=_int(doc, "records_applied"),
+    )
+
+
+@dataclass(frozen=True)
+class RaisedShare:
+    """A share finding already raised (stall or retry storm), and the offset its id names:
+    once the partition's start offset is past it, the id can never come again and is
+    forgotten (the start offset only moves forward)."""
+
+    finding_id: str
+    topic_id: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class SavedShare:
+    """What a group's share partitions carry from one batch to the next: their states, the
+    share findings raised that could come again, and ``__share_group_state``'s stream time as
+    the group's records last told it."""
+
+    group: str
+    partitions: tuple[SharePartitionState, ...] = ()
+    raised: tuple[RaisedShare, ...] = ()
+    clock_ms: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "group": self.group,
+            "partitions": [state_to_json(s) for s in self.partitions],
+            "raised": [[r.finding_id, r.topic_id, r.partition, r.offset] for r in self.raised],
+        }
+        if self.clock_ms is not None:
+            doc["clock_ms"] = self.clock_ms
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Any) -> SavedShare:
+        if not isinstance(doc, Mapping):
+            raise ContractError("saved share state is not an object")
+        group, parts, raised = doc.get("group"), doc.get("partitions"), doc.get("raised")
+        if not (isinstance(group, str) and isinstance(parts, list) and isinstance(raised, list)):
+            raise ContractError("saved share state without partitions or raised")
+        out = []
+        for r in raised:
+            if (
+                not isinstance(r, list)
+                or len(r) != 4
+                or not isinstance(r[0], str)
+                or not isinstance(r[1], str)
+                or not all(_is_int(v) for v in r[2:])
+            ):
+                raise ContractError("saved share finding is not [id, topic id, partition, offset]")
+            out.append(RaisedShare(r[0], r[1], r[2], r[3]))
+        return cls(
+            group=group,
+            partitions=tuple(state_from_json(group, p) for p in parts),
+            raised=tuple(out),
+            clock_ms=_opt_int(doc.get("clock_ms")),
+        )
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
