@@ -254,3 +254,130 @@ def test_consumers_that_stop_acknowledging_stall_their_partitions(run: dict[str,
         assert f.evidence["stalled_ms"] >= STALL_MS and f.evidence["topic_id"] == tid
     # Judged again, nothing new: raised once while the start offset stands.
     assert analyzer.share_look(ends, at["time_ms"] + 1000) == []
+
+
+# --- the job over both topics ----------------------------------------------------------------
+
+
+def _job(spark: Any, broker: str, root: Path, *extra: str) -> Any:
+    from tests.realgroups import make_config, run_once
+
+    cfg = make_config(broker, root, "validation.every_n_batches=0", *extra)
+    run_once(spark, cfg)
+    return cfg
+
+
+def _rows(spark: Any, cfg: Any, name: str) -> list[dict[str, Any]]:
+    return [
+        r.asDict(recursive=True)
+        for r in spark.read.format("delta").load(cfg.table_path(name)).collect()
+    ]
+
+
+@pytest.fixture(scope="module")
+def job_tables(
+    run: dict[str, Any], spark: Any, broker: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """``groupwatch run --once`` over the broker (``source.share_state_topic`` at its default),
+    in one batch and in many (``source.max_offsets_per_trigger``: the share state saved
+    between them), after the share groups' run."""
+    one = _job(spark, broker, tmp_path_factory.mktemp("share-job-one"))
+    many = _job(
+        spark,
+        broker,
+        tmp_path_factory.mktemp("share-job-many"),
+        "source.max_offsets_per_trigger=40",
+    )
+    names = ("share_partition_state", "share_partition_history", "findings", "quarantine")
+    return {
+        name: {t: _rows(spark, cfg, t) for t in names}
+        for name, cfg in (("one", one), ("many", many))
+    }
+
+
+_STATE_COLUMNS = (
+    "group",
+    "topic",
+    "partition",
+    "start_offset",
+    "state_epoch",
+    "end_offset",
+    "lag_records",
+    "in_flight_records",
+    "archived_records",
+    "max_delivery_count",
+)
+
+
+@pytest.mark.spark
+def test_the_job_keeps_each_share_partition_as_analyze_and_admin_see_it(
+    run: dict[str, Any],
+    job_tables: dict[str, Any],
+    broker: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``share_partition_state``: one row per share partition of both share groups, equal to
+    ``analyze --bootstrap-server --share-state`` over the same records, and the share lag
+    Admin gave after the drain; ``share_partition_history`` holds a row per record."""
+    dump = tmp_path / "state.jsonl"
+    dump.write_text("".join(json.dumps(line) + "\n" for line in run["dump"]), encoding="utf-8")
+    out = tmp_path / "share.jsonl"
+    args = ["analyze", str(dump), "--bootstrap-server", broker, "--share-state", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    want = {
+        (r["group"], r["topic_id"], r["partition"]): r
+        for r in map(json.loads, out.read_text().splitlines())
+    }
+    for name in ("one", "many"):
+        got = {
+            (r["group"], r["topic_id"], r["partition"]): r
+            for r in job_tables[name]["share_partition_state"]
+        }
+        assert len(got) == len(job_tables[name]["share_partition_state"])  # one row each
+        assert set(got) == set(want) and {k[0] for k in got} >= {GROUP, STALL_GROUP}
+        for k, row in got.items():
+            assert {c: row[c] for c in _STATE_COLUMNS} == {c: want[k][c] for c in _STATE_COLUMNS}
+            assert row["observed_at"] is not None and row["end_observed_at"] is not None
+        history = job_tables[name]["share_partition_history"]
+        assert len(history) == len(run["dump"])
+    drained = run["steps"]["drained"]
+    for admin in drained["admin"]:
+        [row] = [
+            r
+            for r in job_tables["one"]["share_partition_state"]
+            if r["group"] == GROUP and r["partition"] == admin["partition"]
+        ]
+        assert (row["start_offset"], row["lag_records"]) == (admin["start_offset"], admin["lag"])
+
+
+@pytest.mark.spark
+def test_the_job_finds_the_poison_record_once_and_nothing_else(
+    job_tables: dict[str, Any],
+) -> None:
+    for name in ("one", "many"):
+        tables = job_tables[name]
+        assert [q for q in tables["quarantine"] if q["source_topic"] == SHARE_STATE_TOPIC] == []
+        mine = [f for f in tables["findings"] if f["group"] == GROUP and f["severity"] != "info"]
+        assert [(f["kind"], f["topic"], f["partition"]) for f in mine] == [
+            ("share_records_archived", TOPIC, 0)
+        ], [f["detail"] for f in mine]
+        evidence = json.loads(mine[0]["evidence"])
+        assert evidence["archived_offsets"] == [[POISON, POISON]]
+        assert f"{TOPIC}-0 at offset(s) {POISON}:" in mine[0]["detail"]
+    assert sorted(f["finding_id"] for f in job_tables["one"]["findings"]) == sorted(
+        f["finding_id"] for f in job_tables["many"]["findings"]
+    )
+
+
+@pytest.mark.spark
+def test_a_share_state_topic_that_does_not_exist_does_not_stop_the_job(
+    run: dict[str, Any], spark: Any, broker: str, tmp_path: Path
+) -> None:
+    """No share group ever (here: a share state topic nobody created, the broker creating no
+    topic on a read): the job reads ``__consumer_offsets`` as before."""
+    cfg = _job(spark, broker, tmp_path, "source.share_state_topic=no-share-state-here")
+    snaps = _rows(spark, cfg, "group_snapshots")
+    assert {s["group"] for s in snaps} >= {GROUP}
+    assert _rows(spark, cfg, "share_partition_state") == []
