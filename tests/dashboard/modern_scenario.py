@@ -264,6 +264,7 @@ def build(root: Path, now: datetime | None = None) -> dict[str, Any]:
     scenario.write(root, "member_assignments", [r for g in logs for r in g.members], "append")
     scenario.write(root, "findings", findings, "append")
     scenario.write(root, "partition_ownership", ownership, "append")
+    scenario.write(root, "share_partition_state", share_partitions(now), "append")
     scenario.write(
         root,
         "group_offsets",
@@ -274,6 +275,48 @@ def build(root: Path, now: datetime | None = None) -> dict[str, Any]:
         "append",
     )
     return info
+
+
+def share_partitions(now: datetime) -> list[dict[str, Any]]:
+    """The share group's partitions as the job keeps them (``share_partition_state``): audit-0
+    with a poison record archived at offset 7 and three records in flight, audit-1 drained."""
+    base = {
+        "group": SHARE,
+        "topic": "audit",
+        "topic_id": "YXVkaXRhdWRpdGF1ZGl0YQ",
+        "state_epoch": 0,
+        "leader_epoch": 0,
+        "observed_at": now - timedelta(minutes=2),
+        "end_observed_at": now - timedelta(minutes=2),
+    }
+    return [
+        {
+            **base,
+            "partition": 0,
+            "start_offset": 7,
+            "delivery_complete_count": 1,
+            "end_offset": 20,
+            "lag_records": 12,
+            "in_flight_records": 3,
+            "in_flight_batches": [{"first_offset": 8, "last_offset": 10, "delivery_count": 2}],
+            "archived_records": 1,
+            "archived_ranges": [{"first_offset": 7, "last_offset": 7}],
+            "max_delivery_count": 5,
+        },
+        {
+            **base,
+            "partition": 1,
+            "start_offset": 15,
+            "delivery_complete_count": 0,
+            "end_offset": 15,
+            "lag_records": 0,
+            "in_flight_records": 0,
+            "in_flight_batches": [],
+            "archived_records": 0,
+            "archived_ranges": [],
+            "max_delivery_count": 1,
+        },
+    ]
 
 
 def legacy(source: Path, target: Path) -> None:

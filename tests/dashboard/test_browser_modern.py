@@ -48,6 +48,9 @@ def test_fleet_shows_group_types_and_epochs(page: Any, dashboard: str) -> None:
     assert share.query_selector(".gtype-share").get_attribute("title") == (
         "exclusive ownership does not apply"
     )
+    # Its share lag where a consumer group's lag is (share_partition_state, summed).
+    assert share.query_selector("td.lag-records").get_attribute("data-lag-records") == "12"
+    assert share.query_selector("td.lag").inner_text() == "share lag"
     page.wait_for_selector("#findings-over-time .main-svg", timeout=WAIT_MS)
     page.screenshot(path=str(ARTIFACTS / "dashboard-modern-fleet.png"), full_page=True)
 
@@ -92,6 +95,25 @@ def test_share_group_says_exclusive_ownership_does_not_apply(page: Any, dashboar
     assert "exclusive ownership does not apply" in note.inner_text()
     assert page.query_selector("#ownership-matrix tr.overlap") is None
     assert len(page.query_selector_all('#ownership-matrix tr[data-partition="0"] .assigned')) == 2
+    # Its share partitions (share_partition_state): share lag, in flight, archived; the one
+    # with a poison record archived first, its offset named and marked.
+    table = page.wait_for_selector("#share-partitions", timeout=WAIT_MS)
+    rows = table.query_selector_all("tbody tr")
+    assert [r.get_attribute("data-partition") for r in rows] == ["0", "1"]
+    first = rows[0]
+    assert (
+        first.get_attribute("data-share-lag"),
+        first.get_attribute("data-in-flight"),
+        first.get_attribute("data-archived"),
+    ) == ("12", "3", "1")
+    assert first.query_selector("td.archived-offsets").inner_text() == "7"
+    assert "alerting" in first.query_selector("td.archived").get_attribute("class")
+    assert "alerting" not in rows[1].query_selector("td.archived").get_attribute("class")
+    assert rows[1].query_selector("td.share-lag").inner_text() == "0"
+    assert page.inner_text("#share-lag-total") == "12"
+    assert page.inner_text("#share-archived-total") == "1"
+    # No committed-offset lag table for a group that commits no offsets.
+    assert page.query_selector("#lag-partitions") is None
     page.screenshot(path=str(ARTIFACTS / "dashboard-modern-share.png"), full_page=True)
 
 

@@ -64,6 +64,9 @@ table.matrix tr.unassigned th { color: #7f8c8d; font-style: italic; }
 .legend span { margin-right: 14px; font-size: 12px; }
 pre.evidence { margin: 0; font-size: 11px; white-space: pre-wrap; max-width: 520px; }
 .note { color: #555; font-size: 13px; } .warn { color: #c0392b; }
+table#share-partitions td.archived.alerting { background: #fdebd0; color: #a04000;
+        font-weight: 700; }
+.lag-share { font-size: 12px; color: #555; }
 """
 
 INDEX = (

@@ -12,7 +12,7 @@ from typing import Any
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard import charts, views
+from groupwatch.dashboard import charts, modern, views
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.frames import is_null
@@ -83,6 +83,43 @@ def table(memo: Memo, f: Filters) -> Any:
     )
 
 
+def share_lag(memo: Memo) -> dict[str, int | None]:
+    """Each share group's share lag (summed over its share partitions whose lag is known; None
+    while none is), once per version of ``share_partition_state`` (none without the table)."""
+    if memo.store.version("share_partition_state") is None:
+        return {}
+
+    def compute() -> dict[str, int | None]:
+        rows = memo.read("share_partition_state")
+        if rows.empty:
+            return {}
+        sums = rows.groupby("group", sort=False)["lag_records"].sum(min_count=1)
+        return {str(g): None if is_null(v) else int(v) for g, v in sums.items()}
+
+    return memo.get("share-lag", ("share_partition_state",), compute)
+
+
+def share_lag_cells(records: int | None) -> list[Component]:
+    """A share group's lag cells: its share lag in records (KIP-1226); no seconds and no
+    committed-offset status apply."""
+    return [
+        Td(
+            "" if records is None else f"{records:,}",
+            className="lag-records",
+            **{"data-lag-records": "" if records is None else str(records)},
+        ),
+        Td("", className="lag-seconds", **{"data-lag-seconds": ""}),
+        Td(
+            html.Span(
+                "share lag",
+                className="lag lag-share",
+                title="end - start offset - delivery-complete count, from __share_group_state",
+            ),
+            className="lag",
+        ),
+    ]
+
+
 def lag_cells(r: dict[str, Any], known: bool) -> list[Component]:
     """A fleet row's lag cells: records, seconds (``≥`` for a lower bound), status; blank
     with a note when the group has no committed offset in ``partition_lag``."""
@@ -136,6 +173,7 @@ def render(memo: Memo, f: Filters) -> list[Component]:
         ],
         className="kpis",
     )
+    shares = share_lag(memo)
     rows = []
     for r in shown.to_dict("records"):
         link = f.href("group", group=r["group"], generation=None, partition=None)
@@ -162,7 +200,11 @@ def render(memo: Memo, f: Filters) -> list[Component]:
                             "warning",
                         )
                     ],
-                    *lag_cells(r, known),
+                    *(
+                        share_lag_cells(shares[str(r["group"])])
+                        if gtype == modern.SHARE and str(r["group"]) in shares
+                        else lag_cells(r, known)
+                    ),
                 ],
                 **{
                     "data-group": r["group"],

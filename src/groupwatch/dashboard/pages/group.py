@@ -12,7 +12,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
-from groupwatch.dashboard import charts, lag_widgets, modern, views
+from groupwatch.dashboard import charts, lag_widgets, modern, share_widgets, views
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
@@ -186,13 +186,15 @@ def _modern(
         html.H2(["Group ", html.Code(group), " ", mw.type_badge(matrix.group_type)]),
         mw.epochs_line(matrix),
     ]
-    if matrix.group_type == modern.SHARE:
+    share = matrix.group_type == modern.SHARE
+    if share:
         out.append(html.P(mw.SHARE_NOTE, className="note", id="share-note"))
     return [
         *out,
         dcc.Graph(figure=fig, id="timeline"),
         html.Details([html.Summary("Group epoch table"), grid(tl, "timeline-table")]),
-        *lag_widgets.section(memo, group, f),
+        # A share group commits no offsets: its progress is its share partitions' state.
+        *(share_widgets.section(memo, group) if share else lag_widgets.section(memo, group, f)),
         html.H3(f"Members at group epoch {epoch}"),
         html.Div(["group epochs: ", *links]),
         pager(
