@@ -157,6 +157,10 @@ def process_group(
             result.deleted = rows.deleted
     if clocks:
         found(analyzer.reach(clocks, quiescent))
+    if clocks and quiescent:
+        # Where everything available was read, share partitions are judged for a stall on
+        # the stream's clock, as analyze does at its input's end.
+        found(analyzer.share_reach(group, max(clocks.values())))
     if view is not None:
         found(analyzer.observe(view))
     names = analyzer.share_topic_names(group)
@@ -169,6 +173,12 @@ def process_group(
         ],
     )
     result.pending_until = analyzer.pending_until(group)
+    share_due = analyzer.share_due(group)
+    if share_due is not None and (
+        result.pending_until is None or share_due < result.pending_until[0]
+    ):
+        # Any partition's clock (None): share state records tell none of their own.
+        result.pending_until = (share_due, None)
     result.state = SavedGroupState(
         detect=analyzer.states.get(group),
         ownership=open_.classic,

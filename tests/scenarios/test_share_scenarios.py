@@ -265,3 +265,49 @@ def test_share_scenario_through_the_job_step(
             "archived_ranges"
         ]
         assert row.records_applied == s.records_applied
+
+
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_the_job_step_judges_stalls_on_the_clock_as_analyze_at_its_end(
+    name: str, raw: dict[str, list[dict[str, Any]]]
+) -> None:
+    """A share group whose consumers stop writes nothing: the job wakes it when the stream's
+    clock passes a watched partition's stall deadline (``pending_until``) and, in a batch that
+    read everything, judges its share partitions at that clock, as ``analyze`` does at its
+    input's end: the same findings."""
+    import datetime as dt
+
+    from groupwatch import processing, tables
+    from groupwatch.group_state import SavedGroupState
+
+    doc = DOCS[name]
+    lines = raw[name]
+    config = DetectorConfig(topic_names={topic_id(doc): str(doc["topic"])}, **doc.get("config", {}))
+    analyzer = Analyzer(config)
+    expected = [f.finding_id for line in lines for f in analyzer.feed(line)]
+    expected += [f.finding_id for f in analyzer.finish()]
+    offsets = [int(x["timestamp"]) for x in lines if x["topic"] != SHARE_STATE_TOPIC]
+    clock = max(offsets or [int(x["timestamp"]) for x in lines])
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    first = processing.process_group(
+        doc["group"], None, _source_records(lines), detector=config, detected_at=when
+    )
+    found = list(first.rows.get(tables.FINDINGS.name, []))
+    # The batch after: no records of the group, the stream's clock where analyze's input ends.
+    state = SavedGroupState.decode(first.state.encode())
+    after = processing.process_group(
+        doc["group"], state, [], detector=config, detected_at=when, clocks={0: clock},
+        quiescent=True,
+    )  # fmt: skip
+    found += after.rows.get(tables.FINDINGS.name, [])
+    assert sorted(f.finding_id for f in found) == sorted(expected)
+    stalls = after.rows.get(tables.FINDINGS.name, [])
+    if stalls:
+        # The group asked to be woken by then: its deadline is no later than the clock.
+        assert first.pending_until is not None and first.pending_until[0] <= clock
+    # Raised once: the group no longer asks to be woken for it.
+    again = processing.process_group(
+        doc["group"], SavedGroupState.decode(after.state.encode()), [], detector=config,
+        detected_at=when, clocks={0: clock + 1}, quiescent=True,
+    )  # fmt: skip
+    assert again.rows.get(tables.FINDINGS.name, []) == []

@@ -433,6 +433,50 @@ class Analyzer:
             )
         return self._share_once(found)
 
+    def share_due(self, group: str) -> int | None:
+        """Stream time (ms) from which one of the group's share partitions is stalled if its
+        start offset still stands then: the earliest over its partitions with records in
+        flight, members assigned and no stall raised at that start offset (None: none).  The
+        job wakes the group then (``group_state.pending_until``): a share group whose
+        consumers stop writes nothing that would."""
+        from groupwatch.detect.findings import finding_id
+        from groupwatch.detect.share.judge import assigned_members
+
+        if self._share is None:
+            return None
+        names = self._share_names(group)
+        due: int | None = None
+        for key in self._share_watch:
+            s = self._share.partitions.get(key)
+            if key.group != group or s is None or s.start_since_ms is None:
+                continue
+            if not assigned_members(self.modern(group), key):
+                continue
+            raised = finding_id(
+                group,
+                None,
+                "share_partition_stalled",
+                names.get(key.topic_id) or key.topic_id,
+                key.partition,
+                None,
+                f"{key.topic_id}/{key.partition}@{s.start_offset}",
+            )
+            if raised in self._share_raised:
+                continue
+            at = s.start_since_ms + self.config.share_stall_ms
+            due = at if due is None else min(due, at)
+        return due
+
+    def share_reach(self, group: str, now_ms: int) -> list[Finding]:
+        """Stream time reached ``now_ms`` where everything available was read (a job batch
+        that caught up): the group's share partitions judged for a stall at it (or at the
+        share state's own newer time), as ``analyze`` judges them at its input's end."""
+        if self._share is None:
+            return []
+        watched = [self._share.partitions[k] for k in sorted(self._share_watch) if k.group == group]
+        clock = self.share_clock
+        return self.share_stalls(watched, now_ms if clock is None else max(now_ms, clock))
+
     def share_look(self, end_offsets: Mapping[tuple[str, int], int], now_ms: int) -> list[Finding]:
         """The brokers' end offsets of the share partitions, asked at ``now_ms``: every share
         partition judged for a stall against them (``analyze --bootstrap-server``)."""
