@@ -782,7 +782,8 @@ findings of a snapshot the history dropped. Rows are never deleted by the batch 
   they closed, by the same two clocks (their `to_date` partition before the cutoff and written
   longer ago than that); open intervals stay.
 - `findings` also go `upkeep.findings_retention_days` (365) after `detected_at`, the time the
-  job wrote them; `end_offsets` and `lag_history` after `lag.history_hours` of `observed_at`.
+  job wrote them; `end_offsets`, `lag_history` and `share_partition_history` after
+  `lag.history_hours` of `observed_at`.
 - `0` for a retention keeps its rows forever.
 """
 

@@ -281,9 +281,11 @@ def _note() -> CommitProperties:
     return CommitProperties(custom_metadata={"userMetadata": UPKEEP_NOTE})
 
 
-#: The lag history tables, trimmed by the brokers' answer time to ``lag.history_hours``.
+#: The lag history tables, trimmed by the brokers' answer time to ``lag.history_hours``; the
+#: share partitions' history by its records' time (the share coordinator's topic itself keeps
+#: only minutes of it: its records are recent when read).
 OBSERVED_COLUMN = "observed_at"
-OBSERVED_TABLES = ("end_offsets", "lag_history")
+OBSERVED_TABLES = ("end_offsets", "lag_history", "share_partition_history")
 
 
 def observed_cutoff(history_hours: int, now: dt.datetime | None = None) -> dt.datetime | None:

@@ -54,6 +54,9 @@ def test_every_sql_file_is_tested() -> None:
         # tests/dashboard/test_sql_lag.py
         "lag_per_group_last_day.sql",
         "owner_of_stopped_partition.sql",
+        # tests/dashboard/test_sql_share.py
+        "share_lag_now.sql",
+        "share_archived_per_day.sql",
     }
     assert {p.name for p in SQL.glob("*.sql")} == tested
 

@@ -325,6 +325,28 @@ def test_lag_history_is_trimmed_to_history_hours(tmp_path: Path) -> None:
     assert upkeep.observed_cutoff(0, now) is None
 
 
+def test_share_history_is_trimmed_to_history_hours(tmp_path: Path) -> None:
+    """``share_partition_history`` rows by their record's time, as the lag history."""
+    settings = UpkeepConfig()
+    path = _create(tmp_path, tables.SHARE_PARTITION_HISTORY, settings)
+    now = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
+    times = [now - dt.timedelta(hours=h) for h in (200, 169, 167, 1)]
+    rows = pa.Table.from_pylist(
+        [
+            {"group": "q", "topic_id": "t", "partition": 0, "source_offset": i, "observed_at": at}
+            for i, at in enumerate(times)
+        ],
+        schema=deltaread.schema("share_partition_history"),
+    )
+    deltawrite.append_once(path, tables.SHARE_PARTITION_HISTORY, rows, APP, 0)
+    done = upkeep.tidy(
+        path, tables.SHARE_PARTITION_HISTORY, settings, None, upkeep.observed_cutoff(168, now)
+    )
+    assert done.expired_rows == 2
+    kept = DeltaTable(str(path)).to_pyarrow_table().column("source_offset").to_pylist()
+    assert sorted(kept) == [2, 3]
+
+
 def test_closed_ownership_intervals_expire_and_open_ones_stay(tmp_path: Path) -> None:
     """Closed intervals that ended on a day more than ``ownership_retention_days`` before the
     stream's clock go (their partitions); those that ended since, and every open interval

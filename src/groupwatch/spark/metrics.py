@@ -86,11 +86,59 @@ class JobMetrics:
             "Seconds since the last successful end-offset poll",
             registry=r,
         )
+        # Share groups (KIP-932), per (group, topic): set from each share partition's newest
+        # state the job wrote (``share_partition_state``), summed over the topic's partitions.
+        self.share_lag_records = Gauge(
+            "groupwatch_share_lag_records",
+            "Share lag (end - start offset - delivery-complete count), summed over the topic's "
+            "share partitions",
+            ["group", "topic"],
+            registry=r,
+        )
+        self.share_in_flight_records = Gauge(
+            "groupwatch_share_in_flight_records",
+            "Records handed out and not yet acknowledged, summed over the topic's share partitions",
+            ["group", "topic"],
+            registry=r,
+        )
+        self.share_archived_records = Gauge(
+            "groupwatch_share_archived_records",
+            "Records the broker archived (delivery attempts ran out, or rejected) still at or "
+            "past the start offset, summed over the topic's share partitions",
+            ["group", "topic"],
+            registry=r,
+        )
+        #: (group, topic) -> partition -> (lag or None, in flight, archived): the newest state.
+        self._share: dict[tuple[str, str], dict[int, tuple[int | None, int, int]]] = {}
         # Every series exists from the start, at 0, so alert rules see the first increase.
         for kind in CATALOGUE:
             self.findings.labels(kind.name, kind.severity)
         for stage in ("decode", "validate"):
             self.quarantined.labels(stage)
+
+    def share_partitions(self, rows: list[dict[str, Any]]) -> None:
+        """Share partitions' newest states (``share_partition_state`` rows) into the share
+        gauges: each (group, topic) the sum over the partitions known so far (the share lag
+        only over the partitions whose lag is known, absent while none is)."""
+        touched: set[tuple[str, str]] = set()
+        for row in rows:
+            group, topic, part = row.get("group"), row.get("topic"), row.get("partition")
+            if group is None or part is None:
+                continue
+            key = (str(group), str(topic or row.get("topic_id")))
+            self._share.setdefault(key, {})[int(part)] = (
+                row.get("lag_records"),
+                int(row.get("in_flight_records") or 0),
+                int(row.get("archived_records") or 0),
+            )
+            touched.add(key)
+        for key in touched:
+            parts = self._share[key].values()
+            lags = [lag for lag, _, _ in parts if lag is not None]
+            if lags:
+                self.share_lag_records.labels(*key).set(sum(lags))
+            self.share_in_flight_records.labels(*key).set(sum(f for _, f, _ in parts))
+            self.share_archived_records.labels(*key).set(sum(a for _, _, a in parts))
 
     def serve(self, host: str, port: int) -> None:
         start_http_server(port, addr=host, registry=self.registry)

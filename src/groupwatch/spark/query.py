@@ -46,6 +46,7 @@ from groupwatch.spark import (
     driver_stage,
     offsets,
     python_stage,
+    share_ends,
     sinks,
     source,
     state_store,
@@ -95,6 +96,7 @@ VALIDATION = "great expectations"
 STATE = "state maintenance"
 LAG = "lag poll"
 UPKEEP = "table upkeep"
+SHARE_ENDS = "share partitions' end offsets"
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -480,6 +482,8 @@ class GroupwatchQuery:
                     written = written.with_quarantine(extra)
                 counts["quarantine"] = counts.get("quarantine", 0) + rejected
                 self._last_quarantine["validate"] = rejected
+        if counts.get(tables.SHARE_PARTITION_STATE.name):
+            written = self._step(SHARE_ENDS, self._share_ends, written)
         written.write_tables(counts)
         if self.state.wants(batch_id):
             # Collected only if the cache takes them in (a large batch's state is large).
@@ -493,6 +497,17 @@ class GroupwatchQuery:
             # is what resolves a group's open alerts. Delivery never blocks the batch.
             self.notifier.process(*written.alert_rows(bool(tally.findings)))
         return counts
+
+    def _share_ends(self, written: writes.BatchOutput) -> writes.BatchOutput:
+        """The batch's share partitions with the brokers' end offsets and share lag (asked
+        now: the rows are few, one per share partition the batch touched); the metrics told."""
+        rows = written.share_rows()
+        if rows is None:
+            return written
+        filled = share_ends.fill(self.spark, self.config, rows)
+        if self.metrics is not None:
+            self.metrics.share_partitions(filled.to_pylist())
+        return written.with_share(filled)
 
     def _validate(
         self, batch: Batch, written: writes.BatchOutput, counts: dict[str, int]

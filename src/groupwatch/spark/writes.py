@@ -207,11 +207,15 @@ class BatchOutput(ABC):
     def _validation_views(self) -> Views:
         """The appended tables' rows as the suites read them: Spark frames or pandas."""
 
-    def share_ends(self, rows: pa.Table) -> pa.Table:
-        """``share_partition_state`` rows with the brokers' end offsets and share lag."""
-        from groupwatch.spark import share_ends
+    @abstractmethod
+    def share_rows(self) -> pa.Table | None:
+        """The batch's ``share_partition_state`` rows as Arrow (None: the batch has none),
+        with the brokers' end offsets once :meth:`with_share` gave them."""
 
-        return share_ends.fill(self.spark, self.config, rows)
+    @abstractmethod
+    def with_share(self, rows: pa.Table) -> BatchOutput:
+        """The same output with its ``share_partition_state`` rows replaced by ``rows`` (the
+        brokers' end offsets and share lag filled in: ``groupwatch.spark.share_ends``)."""
 
     @abstractmethod
     def write_findings(self) -> None:
@@ -247,6 +251,17 @@ class SparkOutput(BatchOutput):
 
     out: DataFrame
     rows: BatchRows
+    #: ``share_partition_state``'s rows with the brokers' end offsets (:meth:`with_share`).
+    share: pa.Table | None = None
+
+    def share_rows(self) -> pa.Table | None:
+        if self.share is not None:
+            return self.share
+        rows = table_rows(self.out, tables.SHARE_PARTITION_STATE).toArrow()
+        return rows if rows.num_rows else None
+
+    def with_share(self, rows: pa.Table) -> BatchOutput:
+        return dataclasses.replace(self, share=rows)
 
     def _validation_views(self) -> Views:
         from groupwatch.spark.validation import spark_views
@@ -296,8 +311,8 @@ class SparkOutput(BatchOutput):
                 sinks.APP_ID,
                 batch_id,
             )
-        if counts.get(tables.SHARE_PARTITION_STATE.name):
-            share = self.share_ends(table_rows(self.out, tables.SHARE_PARTITION_STATE).toArrow())
+        share = self.share_rows() if counts.get(tables.SHARE_PARTITION_STATE.name) else None
+        if share is not None:
             writes[tables.SHARE_PARTITION_STATE.name] = sinks.merge(
                 spark,
                 spark.createDataFrame(share, schema=tables.SHARE_PARTITION_STATE.ddl),
@@ -334,6 +349,13 @@ class DriverOutput(BatchOutput):
     under the same transaction ids as Spark's writes, and validated there."""
 
     collected: Collected = dataclasses.field(default_factory=dict)
+
+    def share_rows(self) -> pa.Table | None:
+        return self.collected.get(tables.SHARE_PARTITION_STATE.name)
+
+    def with_share(self, rows: pa.Table) -> BatchOutput:
+        collected = {**self.collected, tables.SHARE_PARTITION_STATE.name: rows}
+        return dataclasses.replace(self, collected=collected)
 
     def _validation_views(self) -> Views:
         from groupwatch.spark.validation import arrow_views
@@ -395,7 +417,7 @@ class DriverOutput(BatchOutput):
                 deltawrite.merge_once,
                 sinks.local_table(config, tables.SHARE_PARTITION_STATE),
                 tables.SHARE_PARTITION_STATE,
-                self.share_ends(share),
+                share,
                 sinks.APP_ID,
                 batch_id,
             )
