@@ -280,13 +280,17 @@ def job_tables(
 ) -> dict[str, Any]:
     """``groupwatch run --once`` over the broker (``source.share_state_topic`` at its default),
     in one batch and in many (``source.max_offsets_per_trigger``: the share state saved
-    between them), after the share groups' run."""
+    between them; by Spark's workers and writers), after the share groups' run."""
     one = _job(spark, broker, tmp_path_factory.mktemp("share-job-one"))
+    # Many batches, the Python stage in Spark's workers and every table written by Spark (the
+    # one-batch run's are on the driver, with delta-rs).
     many = _job(
         spark,
         broker,
         tmp_path_factory.mktemp("share-job-many"),
         "source.max_offsets_per_trigger=40",
+        "job.driver_stage_rows=0",
+        "delta.driver_write_rows=0",
     )
     names = ("share_partition_state", "share_partition_history", "findings", "quarantine")
     return {

@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(r, ensure_ascii=False) if args.json else _text(r))
     if not found:
         print(
-            "groupwatch lag: no partition_lag or share_partition_state rows "
+            "groupwatch lag: no partition_lag rows and no share_partition_state rows "
             "(has the job polled yet?)",
             file=sys.stderr,
         )
