@@ -370,9 +370,10 @@ class Analyzer:
                 key=lambda r: r.finding_id,
             )
         )
-        if not parts and not raised:
+        known, pending = self._share_added.saved(group)
+        if not parts and not raised and not known and not pending:
             return None
-        return SavedShare(group, parts, raised, self.share_clock)
+        return SavedShare(group, parts, raised, self.share_clock, known, pending)
 
     def restore_share(self, saved: SavedShare) -> None:
         """The group's share partitions as :meth:`share_saved` gave them, handed back."""
@@ -383,6 +384,7 @@ class Analyzer:
                 self._share_watch.add(s.key)
         for r in saved.raised:
             self._share_raised[r.finding_id] = (saved.group, r)
+        self._share_added.restore(saved.group, saved.added_known, saved.added_pending)
         if saved.clock_ms is not None and (
             self.share_clock is None or saved.clock_ms > self.share_clock
         ):

@@ -149,3 +149,28 @@ def test_a_new_partition_still_unresolved_raises_nothing_yet() -> None:
     assert feed.kinds == []
     feed(ORDERS, 1, 3)
     assert feed.kinds == [("orders", 1)]
+
+
+def test_the_watch_is_saved_and_read_back_as_it_was() -> None:
+    """The job keeps the watch between batches in the group's saved state: what it saves reads
+    back to the same value, a group without any writes no ``added`` key, and a damaged one is
+    a contract error."""
+    import json
+
+    import pytest
+
+    from groupwatch.detect.errors import ContractError
+    from groupwatch.detect.share.state import AddedPending, SavedShare
+
+    pending = (
+        AddedPending("tid", 2, 3, 1000, (0, 10, 1000)),
+        AddedPending("tid", 3, 3, 1000, (0, 11, 1000), 6, (1, 4, 2000)),
+    )
+    saved = SavedShare("g", (), (), 5, (("tid", 0, 900, 1), ("tid", 1, None, 1)), pending)
+    back = SavedShare.from_json(json.loads(json.dumps(saved.to_json())))
+    assert back == saved
+    assert "added" not in SavedShare("g", (), (), 5).to_json()
+    doc = saved.to_json()
+    doc["added"]["pending"][0] = ["tid", 2]
+    with pytest.raises(ContractError):
+        SavedShare.from_json(doc)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from groupwatch.detect.findings import Finding, Source
 from groupwatch.detect.share.names import SHARE_STATE_TOPIC
-from groupwatch.detect.share.state import SharePartitionState, ShareStateRecord
+from groupwatch.detect.share.state import AddedPending, SharePartitionState, ShareStateRecord
 
 __all__ = ["AddedPartitions"]
 
@@ -69,6 +69,52 @@ class AddedPartitions:
     resolved: dict[tuple[str, str], dict[int, tuple[int | None, int]]] = field(default_factory=dict)
     #: (group, topic id, partition) -> a partition initialised with -1.
     pending: dict[tuple[str, str, int], _Pending] = field(default_factory=dict)
+
+    def saved(
+        self, group: str
+    ) -> tuple[tuple[tuple[str, int, int | None, int], ...], tuple[AddedPending, ...]]:
+        """The group's part of the watch, as the job saves it between batches."""
+        known = tuple(
+            sorted(
+                (topic_id, p, ts, epoch)
+                for (g, topic_id), parts in self.resolved.items()
+                if g == group
+                for p, (ts, epoch) in parts.items()
+            )
+        )
+        pending = tuple(
+            AddedPending(
+                topic_id,
+                partition,
+                p.state_epoch,
+                p.initialized_ms,
+                (p.source.partition, p.source.offset, p.source.timestamp),
+                None if p.resolved is None else p.resolved[0],
+                None
+                if p.resolved is None
+                else (p.resolved[1].partition, p.resolved[1].offset, p.resolved[1].timestamp),
+            )
+            for (g, topic_id, partition), p in sorted(self.pending.items())
+            if g == group
+        )
+        return known, pending
+
+    def restore(
+        self,
+        group: str,
+        known: tuple[tuple[str, int, int | None, int], ...],
+        pending: tuple[AddedPending, ...],
+    ) -> None:
+        """The group's part of the watch as :meth:`saved` gave it, handed back."""
+        for topic_id, partition, ts, epoch in known:
+            self.resolved.setdefault((group, topic_id), {})[partition] = (ts, epoch)
+        for a in pending:
+            resolved = None
+            if a.resolved_start is not None and a.resolved_at is not None:
+                resolved = (a.resolved_start, Source(SHARE_STATE_TOPIC, *a.resolved_at))
+            self.pending[(group, a.topic_id, a.partition)] = _Pending(
+                a.state_epoch, a.initialized_ms, Source(SHARE_STATE_TOPIC, *a.at), resolved
+            )
 
     def apply(
         self,

@@ -449,6 +449,12 @@ class SavedShare:
     partitions: tuple[SharePartitionState, ...] = ()
     raised: tuple[RaisedShare, ...] = ()
     clock_ms: int | None = None
+    #: KAFKA-20742's watch of the group's topics (``detect/share/added.py``), which needs the
+    #: records of several partitions and so several batches: each partition whose state was
+    #: resolved, ``(topic id, partition, first resolved record's ms, its state epoch)``...
+    added_known: tuple[tuple[str, int, int | None, int], ...] = ()
+    #: ... and each partition initialised with -1 and not judged yet.
+    added_pending: tuple[AddedPending, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -458,6 +464,12 @@ class SavedShare:
         }
         if self.clock_ms is not None:
             doc["clock_ms"] = self.clock_ms
+        # Only when there is something to keep: a state saved before is saved as the same text.
+        if self.added_known or self.added_pending:
+            doc["added"] = {
+                "known": [list(k) for k in self.added_known],
+                "pending": [p.to_list() for p in self.added_pending],
+            }
         return doc
 
     @classmethod
@@ -478,11 +490,88 @@ class SavedShare:
             ):
                 raise ContractError("saved share finding is not [id, topic id, partition, offset]")
             out.append(RaisedShare(r[0], r[1], r[2], r[3]))
+        known: list[tuple[str, int, int | None, int]] = []
+        pending: list[AddedPending] = []
+        added = doc.get("added")
+        if added is not None:
+            if not isinstance(added, Mapping):
+                raise ContractError("saved share added-partition watch is not an object")
+            for k in added.get("known") or []:
+                if not (
+                    isinstance(k, list)
+                    and len(k) == 4
+                    and isinstance(k[0], str)
+                    and _is_int(k[1])
+                    and (k[2] is None or _is_int(k[2]))
+                    and _is_int(k[3])
+                ):
+                    raise ContractError(
+                        "saved share partition is not [topic id, partition, ms, state epoch]"
+                    )
+                known.append((k[0], k[1], k[2], k[3]))
+            pending = [AddedPending.from_list(p) for p in added.get("pending") or []]
         return cls(
             group=group,
             partitions=tuple(state_from_json(group, p) for p in parts),
             raised=tuple(out),
             clock_ms=_opt_int(doc.get("clock_ms")),
+            added_known=tuple(known),
+            added_pending=tuple(pending),
+        )
+
+
+@dataclass(frozen=True)
+class AddedPending:
+    """A share partition whose first state was the -1 sentinel, as saved between batches: its
+    initialising record's state epoch, time and place in ``__share_group_state``, and its
+    first resolved start with that record's place, once seen."""
+
+    topic_id: str
+    partition: int
+    state_epoch: int
+    initialized_ms: int | None
+    at: tuple[int | None, int | None, int | None]
+    resolved_start: int | None = None
+    resolved_at: tuple[int | None, int | None, int | None] | None = None
+
+    def to_list(self) -> list[Any]:
+        return [
+            self.topic_id,
+            self.partition,
+            self.state_epoch,
+            self.initialized_ms,
+            list(self.at),
+            self.resolved_start,
+            None if self.resolved_at is None else list(self.resolved_at),
+        ]
+
+    @classmethod
+    def from_list(cls, doc: Any) -> AddedPending:
+        def place(v: Any) -> tuple[int | None, int | None, int | None]:
+            if not (
+                isinstance(v, list) and len(v) == 3 and all(x is None or _is_int(x) for x in v)
+            ):
+                raise ContractError("saved share record place is not [partition, offset, ms]")
+            return (v[0], v[1], v[2])
+
+        if not (
+            isinstance(doc, list)
+            and len(doc) == 7
+            and isinstance(doc[0], str)
+            and _is_int(doc[1])
+            and _is_int(doc[2])
+            and (doc[3] is None or _is_int(doc[3]))
+            and (doc[5] is None or _is_int(doc[5]))
+        ):
+            raise ContractError("saved share pending partition is not a 7-item list")
+        return cls(
+            doc[0],
+            doc[1],
+            doc[2],
+            doc[3],
+            place(doc[4]),
+            doc[5],
+            None if doc[6] is None else place(doc[6]),
         )
 
 
