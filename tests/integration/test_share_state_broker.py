@@ -276,11 +276,15 @@ def _rows(spark: Any, cfg: Any, name: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def job_tables(
-    run: dict[str, Any], spark: Any, broker: str, tmp_path_factory: pytest.TempPathFactory
+    run: dict[str, Any],
+    spark: Any,
+    any_broker: tuple[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Any]:
     """``groupwatch run --once`` over the broker (``source.share_state_topic`` at its default),
     in one batch and in many (``source.max_offsets_per_trigger``: the share state saved
     between them; by Spark's workers and writers), after the share groups' run."""
+    broker = any_broker[1]
     one = _job(spark, broker, tmp_path_factory.mktemp("share-job-one"))
     # Many batches, the Python stage in Spark's workers and every table written by Spark (the
     # one-batch run's are on the driver, with delta-rs).
@@ -317,13 +321,14 @@ _STATE_COLUMNS = (
 def test_the_job_keeps_each_share_partition_as_analyze_and_admin_see_it(
     run: dict[str, Any],
     job_tables: dict[str, Any],
-    broker: str,
+    any_broker: tuple[str, str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """``share_partition_state``: one row per share partition of both share groups, equal to
     ``analyze --bootstrap-server --share-state`` over the same records, and the share lag
     Admin gave after the drain; ``share_partition_history`` holds a row per record."""
+    broker = any_broker[1]
     dump = tmp_path / "state.jsonl"
     dump.write_text("".join(json.dumps(line) + "\n" for line in run["dump"]), encoding="utf-8")
     out = tmp_path / "share.jsonl"
@@ -377,11 +382,11 @@ def test_the_job_finds_the_poison_record_once_and_nothing_else(
 
 @pytest.mark.spark
 def test_a_share_state_topic_that_does_not_exist_does_not_stop_the_job(
-    run: dict[str, Any], spark: Any, broker: str, tmp_path: Path
+    run: dict[str, Any], spark: Any, any_broker: tuple[str, str], tmp_path: Path
 ) -> None:
     """No share group ever (here: a share state topic nobody created, the broker creating no
     topic on a read): the job reads ``__consumer_offsets`` as before."""
-    cfg = _job(spark, broker, tmp_path, "source.share_state_topic=no-share-state-here")
+    cfg = _job(spark, any_broker[1], tmp_path, "source.share_state_topic=no-share-state-here")
     snaps = _rows(spark, cfg, "group_snapshots")
     assert {s["group"] for s in snaps} >= {GROUP}
     assert _rows(spark, cfg, "share_partition_state") == []
