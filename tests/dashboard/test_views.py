@@ -88,6 +88,46 @@ def test_no_group_falls_out_of_the_fleet(tmp_path: Path) -> None:
     assert set(only_members["group"]) == {GROUP, "billing", "payments"}
 
 
+def test_a_group_in_one_table_alone_is_on_the_fleet_page(tmp_path: Path) -> None:
+    """Groups with rows only in ``partition_ownership``, ``group_state`` or an offsets table
+    (the fleet reads just their group column, file by file) are listed by the fleet page's own
+    data; one of them with an open critical finding is first, and a batch that adds a group to
+    one of those tables lists it at the next request."""
+    from datetime import UTC, datetime
+
+    from groupwatch.dashboard.memo import Memo
+    from groupwatch.dashboard.pages import fleet as fleet_page
+    from tests.dashboard.scenario import write
+
+    build(tmp_path)
+    at = datetime.now(UTC)
+    only = {
+        "partition_ownership": "only-ownership",
+        "group_state": "only-state",
+        "group_offsets": "only-offsets",
+        "committed_offsets": "only-committed",
+        "committed_changes": "only-changes",
+    }
+    row = {"topic": "t", "partition": 0, "member_id": "m", "from_generation": 1, "batch_id": 1,
+           "committed_offset": 5, "commits": 1, "state": "{}", "from_time": at}  # fmt: skip
+    for table, group in only.items():
+        write(tmp_path, table, [{**row, "group": group}], mode="append")
+    # The ownership-only group has an open critical finding (its snapshots are gone).
+    crit = {"finding_id": "f-own", "kind": "assignment_overlap", "severity": "critical",
+            "group": "only-ownership", "generation": 3, "detected_at": at}  # fmt: skip
+    write(tmp_path, "findings", [crit], mode="append")
+    memo = Memo(DeltaStore(tmp_path))
+    rows = fleet_page.table(memo, Filters())
+    health = dict(zip(rows["group"], rows["health"], strict=True))
+    assert set(only.values()) <= set(health), sorted(health)
+    assert health["only-ownership"] == "critical" and health["only-state"] == "ok"
+    assert set(list(rows["group"])[:2]) == {GROUP, "only-ownership"}
+    named = fleet_page.table(memo, parse("?name=only-"))
+    assert sorted(named["group"]) == sorted(only.values())
+    write(tmp_path, "group_state", [{**row, "group": "later-state"}], mode="append")
+    assert "later-state" in set(fleet_page.table(memo, Filters())["group"])
+
+
 def test_matrix_marks_overlap_and_stale_claims(store: DeltaStore) -> None:
     m = views.ownership_matrix(
         store.read("member_assignments"),

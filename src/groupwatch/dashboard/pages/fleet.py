@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd  # type: ignore[import-untyped]
 from dash import dcc, html
 from dash.development.base_component import Component
 
@@ -71,6 +72,24 @@ def group_lag(memo: Memo) -> Any:
     )
 
 
+def named(memo: Memo) -> Any:
+    """Every group named in the tables the fleet reads nothing else of
+    (:data:`fleet_table.NAMED_ONLY`: ownership intervals, the job's group state, the offsets
+    tables), their group column alone kept file by file: a group with rows only there is listed
+    too, at the cost of one column of the files each batch adds."""
+    return memo.get(
+        "fleet-named",
+        fleet_table.NAMED_ONLY,
+        lambda: pd.concat(
+            [
+                memo.fold("names", t, fleet_table.group_names, fleet_table.GROUP_NAMES)["group"]
+                for t in fleet_table.NAMED_ONLY
+            ],
+            ignore_index=True,
+        ).drop_duplicates(),
+    )
+
+
 def table(memo: Memo, f: Filters) -> Any:
     """Every group matching ``f`` in the page's order (default: needing attention first)."""
     return views.fleet_rows(
@@ -80,6 +99,7 @@ def table(memo: Memo, f: Filters) -> Any:
         topics(memo),
         f,
         group_lag=group_lag(memo),
+        named=named(memo),
     )
 
 

@@ -179,6 +179,36 @@ def arrow_topic_pairs(rows: pa.Table) -> pa.Table:
 TOPIC_PAIRS = FileRead(columns=("group", "topics"), shape=arrow_topic_pairs)
 
 
+#: The tables the fleet reads only the group names of: a group with rows in one of them alone
+#: (intervals left in ``partition_ownership``, the job's ``group_state``, the offsets of a
+#: group that commits without ever joining, or whose metadata records expired) is still listed.
+NAMED_ONLY = (
+    "partition_ownership",
+    "group_state",
+    "group_offsets",
+    "committed_offsets",
+    "committed_changes",
+)
+
+
+def arrow_group_names(rows: pa.Table) -> pa.Table:
+    """The distinct group names of a file's ``group`` column, in Arrow."""
+    if "group" not in rows.column_names:
+        return pa.table({"group": pa.array([], pa.string())})
+    names = pc.unique(rows.column("group").cast(pa.string()))
+    return pa.table({"group": names.filter(pc.is_valid(names))})
+
+
+#: What :func:`group_names` reads of a file: the group column alone, made distinct in Arrow.
+GROUP_NAMES = FileRead(columns=("group",), shape=arrow_group_names)
+
+
+def group_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """The distinct group names of a table's rows (``group``), as a reduction: of the rows or of
+    names it returned before, so that it is kept file by file."""
+    return frame[["group"]].dropna().drop_duplicates().reset_index(drop=True)
+
+
 def fleet_members(members: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``member_assignments`` that :func:`fleet_base` reads: a modern group type's
     (a classic group's member count is its snapshot's). A row's own type decides, so it can be
@@ -313,17 +343,18 @@ def with_every_group(
     base: pd.DataFrame, findings: pd.DataFrame, others: pd.Series | None = None
 ) -> pd.DataFrame:
     """:func:`fleet_base`'s rows and a row for each group that has rows in another table
-    (``findings``, or the names in ``others``: ``member_assignments``, ``partition_lag``) but no
-    snapshot left: no group falls out of the fleet because one table lost or never had it.
+    (``findings``, or the names in ``others``: ``member_assignments``, ``partition_lag`` and
+    the tables of :data:`NAMED_ONLY`) but no snapshot left: no group falls out of the fleet
+    because one table lost or never had it.
 
     Such a group's findings at its newest generation among them are its open ones (there is no
-    snapshot to say it moved on), and give it its health."""
+    snapshot to say it moved on), and give it its health.  Whole-column steps: every request
+    of a 10,000-group fleet goes through here."""
     if "group" not in findings:
         findings = pd.DataFrame(columns=["group", "generation", "severity"])
-    names = {str(g) for g in findings["group"].dropna()}
-    if others is not None:
-        names |= {str(g) for g in others.dropna()}
-    missing = sorted(names - set(base["group"]))
+    named = [findings["group"]] + ([others] if others is not None else [])
+    names = pd.Index(pd.concat(named, ignore_index=True).dropna().astype(str).unique())
+    missing = sorted(names.difference(pd.Index(base["group"].astype(str))))
     if not missing:
         return base
     mine = findings[findings["group"].isin(missing)]
@@ -390,15 +421,19 @@ def fleet_rows(
     filters: Filters,
     now: datetime | None = None,
     group_lag: pd.DataFrame | None = None,
+    named: pd.Series | None = None,
 ) -> pd.DataFrame:
     """:func:`fleet_base`'s rows that match ``filters`` (group, name, type, health, lag status,
     topic, severity, window), with the window's counts and the groups' lag
     (:func:`lag.group_lag`; ``None``: not known), in the filters' order (default: needing
-    attention first)."""
+    attention first).  Every group ``findings``, ``topics``, ``group_lag`` or ``named`` (the
+    names of :data:`NAMED_ONLY`'s tables) holds is among them (:func:`with_every_group`)."""
     now = now or datetime.now(UTC)
     others = [topics["group"]] if "group" in topics else []
     if group_lag is not None and not group_lag.empty:
         others.append(group_lag.index.to_series())
+    if named is not None and not named.empty:
+        others.append(named)
     base = with_every_group(base, findings, pd.concat(others) if others else None)
     out = lag.with_group_lag(base, group_lag)
     if filters.group:
