@@ -425,6 +425,20 @@ class DeltaStore:
         them."""
         return tuple(self.version(t) for t in tables)
 
+    def created(self, table: str) -> pd.Timestamp | None:
+        """When the table was created (its metadata's ``createdTime``, kept in every
+        checkpoint, whatever log retention removed), ``None`` before it exists or if its
+        writer did not say: the first write of the job that writes it."""
+        if self.version(table) is None:
+            return None
+        try:
+            with self._handle_lock(table):
+                ms = self._loaded(table).metadata().created_time
+        except (DeltaError, OSError) as exc:
+            log.warning("cannot read %s: %s", self.path(table), exc)
+            return None
+        return None if ms is None else pd.Timestamp(int(ms), unit="ms", tz="UTC")
+
     def read(self, table: str) -> pd.DataFrame:
         """The whole table as pandas (nested values as lists and dicts); cached per version."""
         path = self.path(table)

@@ -12,18 +12,28 @@ from typing import Any
 
 import pytest
 
+from groupwatch.dashboard.views.fleet_table import NAMED_ONLY
 from groupwatch.deltaread import DeltaStore
 from tests.dashboard import demo_tables
 from tests.dashboard.browsing import ARTIFACTS, chromium_page, served
+from tests.dashboard.scenario import write
 
 pytestmark = [pytest.mark.browser]
 CRITICAL = {"kafka-7026", "kafka-13419"}
+COMMITS_ONLY = "reports-assign-only"
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo-delta")
     demo_tables.build(path)
+    # A consumer that commits offsets without ever joining a group (assign(), not subscribe()):
+    # its group is in the offsets table alone.
+    write(
+        path,
+        "group_offsets",
+        [{"group": COMMITS_ONLY, "topic": "orders", "max_partition": 0, "commits": 3}],
+    )
     return path
 
 
@@ -43,9 +53,26 @@ def _every_group(root: Path) -> set[str]:
     store = DeltaStore(root)
     return {
         str(g)
-        for t in ("group_snapshots", "member_assignments", "findings", "partition_ownership")
+        for t in ("group_snapshots", "member_assignments", "findings", *NAMED_ONLY)
         for g in store.read(t)["group"].dropna()
     }
+
+
+#: A chart's x-axis range in days, and the widths in pixels of the bars it draws.
+_X_AXIS = """(id) => {
+  const p = document.querySelector('#' + id + ' .js-plotly-plot');
+  const ax = p._fullLayout.xaxis;
+  const r = ax.range.map(v => ax.r2l(v));
+  return {days: (r[1] - r[0]) / 86400000,
+          bars: [...p.querySelectorAll('.barlayer .point path')].map(b => b.getBBox().width)};
+}"""
+
+
+def _x_axis(page: Any, chart: str) -> dict[str, Any]:
+    """The chart's time axis: a replay's years-old records must not stretch it over years."""
+    axis: dict[str, Any] = page.evaluate(_X_AXIS, chart)
+    assert 0 < axis["days"] < 31, (chart, axis)
+    return axis
 
 
 #: A chart's state in the page: points drawn, axis ticks drawn, what an annotation says.
@@ -88,7 +115,12 @@ def test_every_group_is_on_the_fleet_page_with_its_health(
     ][: len(CRITICAL)]
     assert set(first) == CRITICAL
     assert int(page.inner_text("#kpi-critical b")) == len(CRITICAL)
+    assert health[COMMITS_ONLY] == "ok"
     _charts_say_something(page, "fleet")
+    # The findings of the replayed days, by when they were found: bars wide enough to see.
+    bars = _x_axis(page, "findings-over-time")["bars"]
+    assert bars and min(bars) >= 10, bars
+    assert "7 on replayed or backfilled records" in page.inner_text("#findings-over-time")
     page.screenshot(path=str(ARTIFACTS / "demo-fleet.png"), full_page=True)
 
 
@@ -112,7 +144,9 @@ def test_a_group_page_draws_its_generations_and_names_its_claims(
     page.screenshot(path=str(ARTIFACTS / f"demo-group-{group}.png"), full_page=True)
 
 
-def test_the_health_page_holds_no_replayed_record_as_live(page: Any, dashboard: str) -> None:
+def test_the_health_page_holds_no_replayed_record_as_live(
+    page: Any, dashboard: str, root: Path
+) -> None:
     page.goto(dashboard + "/health")
     _charts_say_something(page, "health")
     traces = page.evaluate(
@@ -124,5 +158,10 @@ def test_the_health_page_holds_no_replayed_record_as_live(page: Any, dashboard: 
     # Every finding here is on a 2023 record: none is a live latency, all are counted apart.
     assert live == [], live
     assert sum(y or 0 for y in by_name["replayed_findings"]) == 7
+    # Records per minute: the 2023 records are counted apart, in words, not drawn in 2023.
+    _x_axis(page, "throughput-chart")
+    assert all(y is None for y in by_name.get("records", [])), by_name
+    records = len(DeltaStore(root).read("group_snapshots"))
+    assert f"{records:,} group-metadata record(s) of 2023-" in page.inner_text("#throughput-late")
     page.goto(dashboard + "/partitions?group=kafka-7026")
     _charts_say_something(page, "partitions")

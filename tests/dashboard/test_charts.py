@@ -108,3 +108,53 @@ def test_a_claim_without_a_generation_says_why() -> None:
     assert claim_words(-1, "sticky", 1) == "none: StickyAssignor user data v0"
     assert claim_words(-1, "sticky", 1, claimed=False) == "none: nothing claimed"
     assert claim_words(None, None, 1).startswith("none: ConsumerProtocolSubscription v1")
+
+
+def test_findings_over_time_are_bars_of_when_they_were_detected() -> None:
+    """A replayed day's findings, records of 2023 detected now, are bars of the minutes they
+    were detected in, each as wide as its bucket; those on replayed records are counted."""
+    from groupwatch.dashboard import views
+
+    now = pd.Timestamp("2026-11-24T12:00:00Z")
+    old = int(pd.Timestamp("2023-05-02T00:00:00Z").value // 1_000_000)
+    findings = views.with_event_time(
+        pd.DataFrame(
+            {
+                "detected_at": [now, now, now - pd.Timedelta(minutes=1)],
+                "source": [{"timestamp": old}, {"timestamp": old}, None],
+                "severity": ["critical", "warning", "critical"],
+            }
+        )
+    )
+    over, step, replayed = views.findings_over_time(findings)
+    assert step == pd.Timedelta(minutes=5) and replayed == 2
+    assert set(over["bucket"]) <= {now.floor("5min"), (now - pd.Timedelta(minutes=1)).floor("5min")}
+    fig = charts.stacked_bars(over, "bucket", "count", "severity", {}, "Findings", bucket=step)
+    assert all(t["width"] == 300_000 and t["offset"] == 0 for t in fig["data"])
+    lo, hi = (pd.Timestamp(v) for v in fig["layout"]["xaxis"]["range"])
+    assert hi - lo == pd.Timedelta(hours=1) and lo < over["bucket"].min()
+    assert over["bucket"].max() + step <= hi
+
+
+def test_records_read_long_after_their_time_are_counted_apart() -> None:
+    from groupwatch.dashboard.views.health import first_read, late_words, read_late
+
+    now = pd.Timestamp("2026-11-24T12:00:00Z")
+    per_minute = pd.DataFrame(
+        {
+            "minute": [pd.Timestamp("2023-05-02T00:00:00Z"), pd.Timestamp("2023-05-02T00:03:00Z"),
+                       now - pd.Timedelta(minutes=30), now],
+            "records": [4, 2, 5, 1],
+        }
+    )  # fmt: skip
+    first = first_read(
+        now - pd.Timedelta(minutes=10),
+        pd.Series([now - pd.Timedelta(minutes=20)]),
+        pd.Series([], dtype="datetime64[ns, UTC]"),
+    )
+    assert first == now - pd.Timedelta(minutes=20)
+    live, late = read_late(per_minute, first)
+    # Half an hour before the first batch is within the slack of a record's time.
+    assert list(live["records"]) == [5, 1] and list(late["records"]) == [4, 2]
+    assert late_words(late).startswith("6 group-metadata record(s) of 2023-05-02 00:00 to ")
+    assert read_late(per_minute, None)[1].empty and late_words(late.iloc[0:0]) == ""

@@ -131,7 +131,9 @@ def said(fig: Figure, time_axis: bool = True) -> Figure:
             utc=True,
             format="ISO8601",
         )
-        lo, hi = times.min(), times.max()
+        # A bar drawn from its time on (``offset`` 0) ends a ``width`` (ms) after it.
+        reach = max((float(t.get("width") or 0) for t in fig["data"]), default=0.0)
+        lo, hi = times.min(), times.max() + pd.Timedelta(milliseconds=reach)
         if hi - lo < MIN_TIME_SPAN:
             middle = lo + (hi - lo) / 2
             axis = dict(fig["layout"].get("xaxis") or {})
@@ -147,22 +149,31 @@ def said(fig: Figure, time_axis: bool = True) -> Figure:
 
 
 def stacked_bars(
-    frame: pd.DataFrame, x: str, y: str, colour: str, colours: dict[str, str], title: str
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    colour: str,
+    colours: dict[str, str],
+    title: str,
+    bucket: pd.Timedelta | None = None,
 ) -> Figure:
-    """One bar trace per value of ``colour``, stacked."""
+    """One bar trace per value of ``colour``, stacked.  ``bucket``: ``x`` is the start of a
+    time bucket this wide, and each bar spans it (Plotly sizes a lone bar on a date axis to a
+    millisecond otherwise: a line nobody sees)."""
     traces = []
     for i, (name, part) in enumerate(frame.groupby(colour, sort=False)):
-        traces.append(
-            {
-                "type": "bar",
-                "name": str(name),
-                "x": _iso(part[x])
-                if pd.api.types.is_datetime64_any_dtype(part[x])
-                else _plain(part[x]),
-                "y": _plain(part[y]),
-                "marker": {"color": colours.get(str(name), PALETTE[i % len(PALETTE)])},
-            }
-        )
+        trace: dict[str, Any] = {
+            "type": "bar",
+            "name": str(name),
+            "x": _iso(part[x])
+            if pd.api.types.is_datetime64_any_dtype(part[x])
+            else _plain(part[x]),
+            "y": _plain(part[y]),
+            "marker": {"color": colours.get(str(name), PALETTE[i % len(PALETTE)])},
+        }
+        if bucket is not None:
+            trace.update(width=bucket / pd.Timedelta(milliseconds=1), offset=0)
+        traces.append(trace)
     timed = bool(len(frame)) and pd.api.types.is_datetime64_any_dtype(frame[x])
     return said(
         {

@@ -266,17 +266,22 @@ def render(memo: Memo, f: Filters) -> list[Component]:
     )
 
     def over_time() -> Any:
-        return views.findings_over_time(views.filtered_findings(findings, f))
+        # By when the job detected them, the window too: the findings of a replay are those
+        # of the time it was read, not of its records' years.
+        return views.findings_over_time(views.filtered_findings(findings, f, "detected_at"))
 
     # A time window moves with the clock: only the whole history is kept per version.
-    over = (
+    over, step, replayed = (
         memo.get("findings-over-time", ("findings",), over_time, f.group, f.topic, f.severity)
         if f.since == "all"
         else over_time()
     )
+    title = "Findings over time, by when they were detected" + (
+        f" ({replayed:,} on replayed or backfilled records)" if replayed else ""
+    )
     fig = (
         charts.stacked_bars(
-            over, "bucket", "count", "severity", SEVERITY_COLOURS, "Findings over time"
+            over, "bucket", "count", "severity", SEVERITY_COLOURS, title, bucket=step
         )
         if not over.empty
         else charts.empty("Findings over time", 280, note="no findings yet")

@@ -12,7 +12,7 @@ from dash.development.base_component import Component
 from groupwatch.dashboard import charts, views
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.memo import Memo
-from groupwatch.dashboard.views.health import RECORD_TIMES
+from groupwatch.dashboard.views.health import RECORD_TIMES, first_read, late_words, read_late
 from groupwatch.dashboard.widgets import badge, grid
 
 
@@ -31,7 +31,19 @@ def render(memo: Memo, f: Filters, metrics_url: str | None = None) -> list[Compo
     )
     v = views.validation_summary(store.read("validation_results"), f)
     per_minute = memo.fold("health", "group_snapshots", views.records_per_minute, RECORD_TIMES)
-    tp = views.throughput(per_minute, store.read("findings"), f)
+    findings = store.read("findings")
+    first = memo.get(
+        "first-read",
+        ("group_snapshots", "findings", "validation_results", "quarantine"),
+        lambda: first_read(
+            store.created("group_snapshots"),
+            findings["detected_at"],
+            store.read("validation_results")["validated_at"],
+            store.read("quarantine")["quarantined_at"],
+        ),
+    )
+    live, late = read_late(per_minute, first)
+    tp = views.throughput(live, findings, f)
     tfig = (
         charts.lines(
             tp,
@@ -41,7 +53,10 @@ def render(memo: Memo, f: Filters, metrics_url: str | None = None) -> list[Compo
             "replayed or backfilled records (count, their age is not a latency)",
         )
         if not tp.empty
-        else charts.empty("Throughput and finding latency", note="no record read yet")
+        else charts.empty(
+            "Throughput and finding latency",
+            note="no record read as it came yet" if not late.empty else "no record read yet",
+        )
     )
     out: list[Component] = [
         html.H2("Data health"),
@@ -54,6 +69,11 @@ def render(memo: Memo, f: Filters, metrics_url: str | None = None) -> list[Compo
             {"success": lambda r: badge("ok" if r["success"] else "critical")},
         ),
         dcc.Graph(figure=tfig, id="throughput-chart"),
+        *(
+            [html.P(words, className="note", id="throughput-late")]
+            if (words := late_words(late))
+            else []
+        ),
     ]
     if metrics_url:
         out += [html.H3("The job's live metrics"), live_metrics(metrics_url)]

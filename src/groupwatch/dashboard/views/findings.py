@@ -23,7 +23,16 @@ def with_event_time(findings: pd.DataFrame) -> pd.DataFrame:
     return f
 
 
-def filtered_findings(findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
+#: A finding detected more than this after its record's own time is on a replayed or
+#: backfilled record (the live job finds within seconds of the record, docs/performance.md).
+REPLAYED_AFTER = pd.Timedelta(hours=1)
+
+
+def filtered_findings(
+    findings: pd.DataFrame, filters: Filters, time: str = "event_time"
+) -> pd.DataFrame:
+    """The findings the filters select, newest first; the window by ``time`` (``event_time``,
+    the record's; ``detected_at``, the job's)."""
     f = with_event_time(findings)
     if filters.group:
         f = f[f["group"] == filters.group]
@@ -36,7 +45,7 @@ def filtered_findings(findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
         f = f[f["severity"].map(rank) <= rank(filters.severity)]
     if filters.generation is not None:
         f = f[f["generation"] == filters.generation]
-    f = in_window(f, "event_time", filters)
+    f = in_window(f, time, filters)
     return (
         f.assign(_r=f["severity"].map(rank))
         .sort_values(["event_time", "_r"], ascending=[False, True])
@@ -44,14 +53,33 @@ def filtered_findings(findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
     )
 
 
-def findings_over_time(findings: pd.DataFrame) -> pd.DataFrame:
-    """Counts per time bucket and severity (bucket: 5 minutes up to 6 h of data, else 1 h)."""
+#: The findings-over-time bar widths: the narrowest that keeps the chart to :data:`MAX_BARS`
+#: bars, so that a bar is never too thin to see.
+BAR_BUCKETS = tuple(pd.Timedelta(b) for b in ("5min", "15min", "1h", "6h", "1D", "7D"))
+MAX_BARS = 100
+
+
+def bar_bucket(times: pd.Series) -> pd.Timedelta:
+    """The bar width for findings at ``times`` (:data:`BAR_BUCKETS`)."""
+    span = times.max() - times.min() if len(times) else pd.Timedelta(0)
+    return next((b for b in BAR_BUCKETS if span / b <= MAX_BARS), BAR_BUCKETS[-1])
+
+
+def findings_over_time(findings: pd.DataFrame) -> tuple[pd.DataFrame, pd.Timedelta, int]:
+    """Counts per time bucket (``bucket``, its start) and severity, by when the job detected
+    them: a replay of records years old is found when it is read, and plotted by its records'
+    own time it would stretch the axis over years and draw its bars a few pixels wide.  Also
+    the bucket width (:func:`bar_bucket`) and how many of the findings are on replayed or
+    backfilled records (:data:`REPLAYED_AFTER`)."""
     if findings.empty:
-        return pd.DataFrame(columns=["bucket", "severity", "count"])
-    span = findings["event_time"].max() - findings["event_time"].min()
-    freq = "5min" if span <= pd.Timedelta(hours=6) else "1h"
-    b = findings.assign(bucket=findings["event_time"].dt.floor(freq))
-    return b.groupby(["bucket", "severity"]).size().reset_index(name="count")
+        return pd.DataFrame(columns=["bucket", "severity", "count"]), BAR_BUCKETS[0], 0
+    detected = pd.to_datetime(findings["detected_at"], utc=True)
+    step = bar_bucket(detected)
+    b = findings.assign(bucket=detected.dt.floor(step))
+    counts = b.groupby(["bucket", "severity"]).size().reset_index(name="count")
+    event = findings["event_time"] if "event_time" in findings else detected
+    replayed = int(((detected - event) > REPLAYED_AFTER).sum())
+    return counts, step, replayed
 
 
 def findings_at(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd  # type: ignore[import-untyped]
 
 from groupwatch.dashboard.filters import Filters, in_window
-from groupwatch.dashboard.views.findings import with_event_time
+from groupwatch.dashboard.views.findings import REPLAYED_AFTER, with_event_time
 from groupwatch.deltaread import FileRead
 
 
@@ -71,6 +71,44 @@ def records_per_minute(frame: pd.DataFrame) -> pd.DataFrame:
     return minute.value_counts().rename_axis("minute").reset_index(name="records")
 
 
+def first_read(created: pd.Timestamp | None, *times: pd.Series) -> pd.Timestamp | None:
+    """The earliest time the tables show the job at work: ``group_snapshots``' creation
+    (``created``) and the wall-clock columns it writes as it goes (``times``: when findings
+    were detected, batches validated, records quarantined); ``None`` if none says."""
+    known = [created] if created is not None else []
+    known += [pd.to_datetime(t, utc=True).min() for t in times if len(t.dropna())]
+    known = [k for k in known if not pd.isna(k)]
+    return min(known) if known else None
+
+
+def read_late(
+    per_minute: pd.DataFrame, first: pd.Timestamp | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`records_per_minute`'s minutes split in those the job may have read as they came
+    and those it cannot have: records more than :data:`REPLAYED_AFTER` older than the job's
+    first work (:func:`first_read`) were read long after they were written (a replay, a
+    backfill, a mirror of older records, the backlog of a first start).  Their minutes are
+    their records' age, not the job's throughput, and drawn at them they stretch the chart
+    over years; the tables do not say when they were read, so they are counted apart."""
+    if first is None or per_minute.empty:
+        return per_minute, per_minute.iloc[0:0]
+    late = per_minute["minute"] < (first - REPLAYED_AFTER).floor("1min")
+    return per_minute[~late], per_minute[late]
+
+
+def late_words(late: pd.DataFrame) -> str:
+    """What the chart says of the records :func:`read_late` counted apart ('' when none)."""
+    if late.empty:
+        return ""
+    count = int(late["records"].sum())
+    lo, hi = (t.strftime("%Y-%m-%d %H:%M") for t in (late["minute"].min(), late["minute"].max()))
+    return (
+        f"{count:,} group-metadata record(s) of {lo} to {hi} UTC were read long after they "
+        "were written (a replay, a backfill, a mirror of older records or a first start's "
+        "backlog): counted here, not drawn at their own time."
+    )
+
+
 def throughput(per_minute: pd.DataFrame, findings: pd.DataFrame, filters: Filters) -> pd.DataFrame:
     """Group-metadata records per minute (:func:`records_per_minute`; in a window, from the
     minute it starts in, that minute whole) and the finding latency in seconds, per minute
@@ -100,11 +138,6 @@ def throughput(per_minute: pd.DataFrame, findings: pd.DataFrame, filters: Filter
         {"records": per_min, "max_finding_latency_s": lat, "replayed_findings": replayed}
     )
     return out.rename_axis("minute").reset_index()
-
-
-#: A finding detected more than this after its record's own time is on a replayed or
-#: backfilled record (the live job finds within seconds of the record, docs/performance.md).
-REPLAYED_AFTER = pd.Timedelta(hours=1)
 
 
 #: The throughput chart's bucket widths, the narrowest that keeps it to :data:`MAX_POINTS`.
