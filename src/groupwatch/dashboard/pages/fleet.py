@@ -42,8 +42,9 @@ def snapshots(memo: Memo) -> Any:
     return memo.fold("fleet", "group_snapshots", views.fleet_snapshots)
 
 
-def base(memo: Memo) -> Any:
-    """The row per group (:func:`views.fleet_base`), once per version of its tables."""
+def known(memo: Memo) -> Any:
+    """The row per group with snapshots (:func:`views.fleet_base`), once per version of its
+    tables."""
     return memo.get(
         "fleet-base",
         _FLEET_TABLES,
@@ -90,6 +91,29 @@ def named(memo: Memo) -> Any:
     )
 
 
+def base(memo: Memo) -> Any:
+    """The row per group, every group a table names among them
+    (:func:`fleet_table.with_every_group`: those with findings, members, lag or the names of
+    :func:`named` but no snapshot left), once per version of the tables: not per request."""
+    lagging = group_lag(memo)
+    return memo.get(
+        "fleet-every",
+        (*_FLEET_TABLES, "partition_lag", *fleet_table.NAMED_ONLY),
+        lambda: fleet_table.with_every_group(
+            known(memo),
+            memo.read("findings"),
+            pd.concat(
+                [
+                    topics(memo)["group"],
+                    named(memo),
+                    *([] if lagging is None else [lagging.index.to_series()]),
+                ],
+                ignore_index=True,
+            ),
+        ),
+    )
+
+
 def table(memo: Memo, f: Filters) -> Any:
     """Every group matching ``f`` in the page's order (default: needing attention first)."""
     return views.fleet_rows(
@@ -99,7 +123,7 @@ def table(memo: Memo, f: Filters) -> Any:
         topics(memo),
         f,
         group_lag=group_lag(memo),
-        named=named(memo),
+        complete=True,
     )
 
 

@@ -421,20 +421,20 @@ def fleet_rows(
     filters: Filters,
     now: datetime | None = None,
     group_lag: pd.DataFrame | None = None,
-    named: pd.Series | None = None,
+    complete: bool = False,
 ) -> pd.DataFrame:
     """:func:`fleet_base`'s rows that match ``filters`` (group, name, type, health, lag status,
     topic, severity, window), with the window's counts and the groups' lag
     (:func:`lag.group_lag`; ``None``: not known), in the filters' order (default: needing
-    attention first).  Every group ``findings``, ``topics``, ``group_lag`` or ``named`` (the
-    names of :data:`NAMED_ONLY`'s tables) holds is among them (:func:`with_every_group`)."""
+    attention first).  Every group ``findings``, ``topics`` or ``group_lag`` holds is among
+    them (:func:`with_every_group`); ``complete``: ``base`` has them already (the pages add
+    them once per table version, the names of :data:`NAMED_ONLY`'s tables too)."""
     now = now or datetime.now(UTC)
-    others = [topics["group"]] if "group" in topics else []
-    if group_lag is not None and not group_lag.empty:
-        others.append(group_lag.index.to_series())
-    if named is not None and not named.empty:
-        others.append(named)
-    base = with_every_group(base, findings, pd.concat(others) if others else None)
+    if not complete:
+        others = [topics["group"]] if "group" in topics else []
+        if group_lag is not None and not group_lag.empty:
+            others.append(group_lag.index.to_series())
+        base = with_every_group(base, findings, pd.concat(others) if others else None)
     out = lag.with_group_lag(base, group_lag)
     if filters.group:
         out = out[out["group"] == filters.group]
