@@ -348,8 +348,8 @@ def with_every_group(
     because one table lost or never had it.
 
     Such a group's findings at its newest generation among them are its open ones (there is no
-    snapshot to say it moved on), and give it its health.  Whole-column steps: every request
-    of a 10,000-group fleet goes through here."""
+    snapshot to say it moved on), and give it its health.  Whole-column steps over a
+    10,000-group fleet's names (the pages take them once per table version)."""
     if "group" not in findings:
         findings = pd.DataFrame(columns=["group", "generation", "severity"])
     named = [findings["group"]] + ([others] if others is not None else [])
