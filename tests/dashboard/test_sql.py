@@ -17,10 +17,16 @@ SQL = Path(__file__).resolve().parents[2] / "dashboards" / "sql"
 NEEDED = ("group_snapshots", "member_assignments", "partition_ownership", "findings", "quarantine")
 
 
+#: When the fixture's rows were made (``build``'s ``now``), set by ``delta_root``: a query about
+#: a moment of the fixture names it from this, not from the clock at query time, which a slow
+#: Spark start on a loaded machine put minutes later.
+BUILT: dict[str, Any] = {}
+
+
 @pytest.fixture(scope="module")
 def delta_root(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     rs_root = tmp_path_factory.mktemp("delta-rs")
-    build(rs_root)
+    BUILT.update(build(rs_root))
     root = tmp_path_factory.mktemp("delta-spark")
     for name in NEEDED:
         table = TABLES[name]
@@ -89,8 +95,9 @@ def test_partition_owner_at_time(spark: Any, delta_root: str) -> None:
         at="current_timestamp()",
     )
     assert sorted(r["member_id"] for r in rows) == ["c1-aaa", "c2-bbb"]  # the overlap
-    # 17 minutes ago (between generations 1 and 2 of the fixture) only c1 owned it
-    assert owners("current_timestamp() - INTERVAL 17 MINUTES") == ["c1-aaa"]
+    # 17 minutes before the fixture's "now" (between its generations 1 and 2) only c1 owned it
+    built = BUILT["now"].strftime("%Y-%m-%d %H:%M:%S")
+    assert owners(f"TIMESTAMP '{built}+00:00' - INTERVAL 17 MINUTES") == ["c1-aaa"]
 
 
 def test_rebalances_per_group_per_day(spark: Any, delta_root: str) -> None:
