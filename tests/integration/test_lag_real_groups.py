@@ -11,9 +11,11 @@ the job and analyze agree partition for partition, owners included.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +40,37 @@ OWNER = "lag-rdkafka-1"
 GROUPS = (JAVA_CLASSIC, JAVA_848, RDKAFKA)
 
 
-def _produce(broker: str, counts: tuple[int, ...]) -> None:
+@dataclass(frozen=True)
+class Names:
+    """The topic, groups and paused owner of one set-up (another module makes its own, with
+    other names, on the same broker: tests/s3/test_lag_on_s3.py)."""
+
+    topic: str = TOPIC
+    classic: str = JAVA_CLASSIC
+    g848: str = JAVA_848
+    rdkafka: str = RDKAFKA
+    owner: str = OWNER
+
+    @property
+    def groups(self) -> tuple[str, str, str]:
+        return (self.classic, self.g848, self.rdkafka)
+
+    @classmethod
+    def of(cls, prefix: str) -> Names:
+        return cls(
+            f"{prefix}-orders",
+            f"{prefix}-java-classic",
+            f"{prefix}-java-848",
+            f"{prefix}-rdkafka",
+            f"{prefix}-rdkafka-1",
+        )
+
+
+def _produce(broker: str, counts: tuple[int, ...], topic: str = TOPIC) -> None:
     producer = KafkaProducer(bootstrap_servers=broker, linger_ms=5)
     for p, n in enumerate(counts):
         for i in range(n):
-            producer.send(TOPIC, value=b"order-%d-%d" % (p, i), partition=p)
+            producer.send(topic, value=b"order-%d-%d" % (p, i), partition=p)
     producer.flush()
     producer.close()
 
@@ -59,11 +87,11 @@ def _committed(broker: str, group: str) -> dict[tuple[str, int], int]:
     }
 
 
-def _ends(broker: str) -> dict[tuple[str, int], int]:
+def _ends(broker: str, topic: str = TOPIC) -> dict[tuple[str, int], int]:
     """Kafka's answer: ``listOffsets`` latest, from a consumer (not analyze's admin path)."""
     consumer = KafkaConsumer(bootstrap_servers=broker)
     try:
-        tps = [TopicPartition(TOPIC, p) for p in range(PARTITIONS)]
+        tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
         return {(tp.topic, tp.partition): int(o) for tp, o in consumer.end_offsets(tps).items()}
     finally:
         consumer.close()
@@ -76,7 +104,7 @@ def _wait_committed(broker: str, group: str, want: dict[tuple[str, int], int]) -
         time.sleep(0.5)
 
 
-def _rdkafka_group(broker: str) -> Any:
+def _rdkafka_group(broker: str, names: Names = Names()) -> Any:
     """librdkafka consumes everything, commits a different offset on each partition, and
     stays in the group without polling (its owner while the tests run)."""
     from confluent_kafka import Consumer
@@ -85,8 +113,8 @@ def _rdkafka_group(broker: str) -> Any:
     consumer = Consumer(
         {
             "bootstrap.servers": broker,
-            "group.id": RDKAFKA,
-            "client.id": OWNER,
+            "group.id": names.rdkafka,
+            "client.id": names.owner,
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
             "session.timeout.ms": 10000,
@@ -94,7 +122,7 @@ def _rdkafka_group(broker: str) -> Any:
             "max.poll.interval.ms": 3_600_000,
         }
     )
-    consumer.subscribe([TOPIC])
+    consumer.subscribe([names.topic])
     seen = 0
     deadline = time.monotonic() + 60
     while seen < sum(BEFORE):
@@ -103,33 +131,40 @@ def _rdkafka_group(broker: str) -> Any:
         if msg is not None and not msg.error():
             seen += 1
     consumer.commit(
-        offsets=[CTP(TOPIC, p, n // 2) for p, n in enumerate(BEFORE) if n],
+        offsets=[CTP(names.topic, p, n // 2) for p, n in enumerate(BEFORE) if n],
         asynchronous=False,
     )
     return consumer
 
 
-@pytest.fixture(scope="module")
-def paused(broker: str) -> Iterator[dict[str, Any]]:
+@contextlib.contextmanager
+def paused_groups(broker: str, names: Names = Names()) -> Iterator[dict[str, Any]]:
     """The groups paused with records waiting; yields the names of the members left in."""
-    create_topic(broker, TOPIC, PARTITIONS)
-    _produce(broker, BEFORE)
-    full = {(TOPIC, p): n for p, n in enumerate(BEFORE)}
+    create_topic(broker, names.topic, PARTITIONS)
+    _produce(broker, BEFORE, names.topic)
+    full = {(names.topic, p): n for p, n in enumerate(BEFORE)}
+    classic, g848 = f"{names.classic}-1", f"{names.g848}-1"
     with JavaGroupMembers(broker) as members:
-        members.join("lag-java-classic-1", JAVA_CLASSIC, [TOPIC], "range")
-        members.join("lag-java-848-1", JAVA_848, [TOPIC], "uniform", protocol="consumer")
-        members.wait_covered(["lag-java-classic-1"], PARTITIONS)
-        members.wait_covered(["lag-java-848-1"], PARTITIONS)
-        _wait_committed(broker, JAVA_CLASSIC, full)
-        _wait_committed(broker, JAVA_848, full)
-        members.leave("lag-java-classic-1")
-        members.leave("lag-java-848-1")
-    rdkafka = _rdkafka_group(broker)
+        members.join(classic, names.classic, [names.topic], "range")
+        members.join(g848, names.g848, [names.topic], "uniform", protocol="consumer")
+        members.wait_covered([classic], PARTITIONS)
+        members.wait_covered([g848], PARTITIONS)
+        _wait_committed(broker, names.classic, full)
+        _wait_committed(broker, names.g848, full)
+        members.leave(classic)
+        members.leave(g848)
+    rdkafka = _rdkafka_group(broker, names)
     try:
-        _produce(broker, AFTER)
-        yield {"owner": OWNER}
+        _produce(broker, AFTER, names.topic)
+        yield {"owner": names.owner}
     finally:
         rdkafka.close()
+
+
+@pytest.fixture(scope="module")
+def paused(broker: str) -> Iterator[dict[str, Any]]:
+    with paused_groups(broker) as members:
+        yield members
 
 
 def test_records_behind_equal_kafkas_admin_answer_for_every_partition(

@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groupwatch import locations, tables
+from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.detect.lag.fleet import FleetKeeper, floors_of
 from groupwatch.detect.lag.judge import FINDING_OF
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
 from groupwatch.detect.lag.poll import TP, PollResult, TopicLag
-from groupwatch.spark import deltawrite, sinks
+from groupwatch.spark import deltawrite, lag_store, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -264,12 +264,10 @@ def _ms(value: Any) -> int | None:
 def _read(
     config: Config, table: tables.Table, columns: list[str], where: Any = None
 ) -> pa.Table | None:
-    from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    path = sinks.local_table(config, table)
     try:
-        return DeltaTable(str(path)).to_pyarrow_table(columns=columns, filters=where)
+        return lag_store.open_table(config, table).to_pyarrow_table(columns=columns, filters=where)
     except (TableNotFoundError, FileNotFoundError):
         return None
 
@@ -452,15 +450,15 @@ class OwnerReader:
         import pyarrow as pa
         import pyarrow.compute as pc
         import pyarrow.dataset as ds  # type: ignore[import-untyped]
-        from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
         self.rows_read = 0
         hosts = self._hosts
         none = pa.array([], pa.string())
-        path = sinks.local_table(self.config, tables.MEMBER_ASSIGNMENTS)
         try:
-            dataset = DeltaTable(str(path)).to_pyarrow_dataset()
+            dataset = lag_store.open_table(
+                self.config, tables.MEMBER_ASSIGNMENTS
+            ).to_pyarrow_dataset()
         except (TableNotFoundError, FileNotFoundError):
             return hosts, none
         fragments = list(dataset.get_fragments())
@@ -520,15 +518,12 @@ def read_history(
     week of a fleet's busy partitions, and most of it is behind every committed offset."""
     import pyarrow as pa
     import pyarrow.dataset as ds
-    from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
     if not floors:
         return [], []
     try:
-        dataset = DeltaTable(
-            str(sinks.local_table(config, tables.END_OFFSETS))
-        ).to_pyarrow_dataset()
+        dataset = lag_store.open_table(config, tables.END_OFFSETS).to_pyarrow_dataset()
     except (TableNotFoundError, FileNotFoundError):
         return [], _newest_answers(config, floors, {})
     wanted = pa.table(
@@ -750,10 +745,12 @@ class LagJudge:
     the keeper's judgement, the lag tables and findings written with delta-rs.  Lives in the
     driver, or in a process of its own (:mod:`groupwatch.spark.lag_process`), where the
     keeper's millions of values and the seconds of a judgement at fleet scale take nothing
-    from the batches' interpreter."""
+    from the batches' interpreter.  ``writes``: how its commits are made (None: delta-rs; on
+    an object store the driver's Spark, :class:`~groupwatch.spark.lag_store.SparkWrites`)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, writes: lag_store.PollWrites | None = None) -> None:
         self.config = config
+        self.writes = writes
         self.keeper = FleetKeeper(config.lag.rules(), row_ms=config.lag.history_row_seconds * 1000)
         self.owners = OwnerReader(config)
         self._loaded = False
@@ -815,7 +812,7 @@ class LagJudge:
         """The last judgement's rows, answers and findings written (once)."""
         judged, self._last = self._last, None
         if judged is not None:
-            write_tables(self.config, judged.result, judged.ends)
+            write_tables(self.config, judged.result, judged.ends, self.writes)
 
     def close(self) -> None:
         """Nothing to end in the driver."""
@@ -838,7 +835,11 @@ class LagPoller:
         self.before = before
         self.asker = OffsetAsker(spark, config)
         self.judging: LagJudge | LagProcess
-        if config.lag.judge_process:
+        if not lag_store.is_local(config):
+            # On an object store a poll commits through Spark (one library per table there),
+            # which only the driver has: it judges there too.
+            self.judging = LagJudge(config, lag_store.SparkWrites(spark, config))
+        elif config.lag.judge_process:
             from groupwatch.spark.lag_process import LagProcess
 
             self.judging = LagProcess(config)
@@ -857,12 +858,6 @@ class LagPoller:
         #: What the batches told of the stream (``batch_ended``).
         self._batches_ended = False
         self._read_to_ms: int | None = None
-        self.local = locations.local_path(config.delta.root) is not None
-        if not self.local:
-            log.warning(
-                "lag: delta.root is not on this machine's file system; the lag tables are "
-                "written from the driver with delta-rs and need a local or mounted root"
-            )
 
     def interval(self) -> float:
         """Seconds between the starts of two polls: ``lag.poll_seconds``.  Judged in the
@@ -879,7 +874,7 @@ class LagPoller:
 
     def due(self) -> bool:
         now = time.monotonic()
-        return self.local and (self._polled_at is None or now - self._polled_at >= self.interval())
+        return self._polled_at is None or now - self._polled_at >= self.interval()
 
     # -- the stream, as the batches tell it ------------------------------------------------
     def batch_ended(self, read_to_ms: int | None) -> None:
@@ -1020,17 +1015,21 @@ class LagPoller:
             self.metrics.lag_poll_age.set(max(0.0, time.time() - self._last_ok_ms / 1000))
 
 
-def write_tables(config: Config, result: PollResult, ends: list[EndOffset]) -> None:
+def write_tables(
+    config: Config,
+    result: PollResult,
+    ends: list[EndOffset],
+    writes: lag_store.PollWrites | None = None,
+) -> None:
     """A judged poll's tables: the brokers' answers (``end_offsets``), the topics' lag
     (``lag_history``), the current view (``partition_lag``, rewritten) and the findings it
-    opened (inserted where their id is absent)."""
-    from deltalake import write_deltalake
-
+    opened (inserted where their id is absent); by delta-rs unless ``writes`` is given."""
     from groupwatch.rows.findings import finding_row
 
+    if writes is None:
+        writes = DeltaRsWrites(config)
     if ends:
-        _append(
-            sinks.local_table(config, tables.END_OFFSETS),
+        writes.append(
             tables.END_OFFSETS,
             _arrow(
                 tables.END_OFFSETS,
@@ -1046,24 +1045,33 @@ def write_tables(config: Config, result: PollResult, ends: list[EndOffset]) -> N
                 ],
             ),
         )
-        _append(
-            sinks.local_table(config, tables.LAG_HISTORY),
-            tables.LAG_HISTORY,
-            _arrow(tables.LAG_HISTORY, topic_rows(result.topics)),
-        )
-    write_deltalake(
-        str(sinks.local_table(config, tables.PARTITION_LAG)),
+        writes.append(tables.LAG_HISTORY, _arrow(tables.LAG_HISTORY, topic_rows(result.topics)))
+    writes.overwrite(
+        tables.PARTITION_LAG,
         partition_lag_table(result.rows) if result.table is None else timed(result.table),
-        mode="overwrite",
     )
     if result.opened:
         now = dt.datetime.now(tz=dt.UTC)
         rows = [dataclasses.asdict(finding_row(f, now)) for f in result.opened]
-        _insert_new(
-            sinks.local_table(config, tables.FINDINGS),
-            tables.FINDINGS,
-            _arrow(tables.FINDINGS, rows),
-        )
+        writes.insert_new(tables.FINDINGS, _arrow(tables.FINDINGS, rows))
+
+
+class DeltaRsWrites:
+    """A poll's commits with delta-rs, for tables on this machine's file system."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def append(self, table: tables.Table, data: pa.Table) -> None:
+        _append(sinks.local_table(self.config, table), table, data)
+
+    def overwrite(self, table: tables.Table, data: pa.Table) -> None:
+        from deltalake import write_deltalake
+
+        write_deltalake(str(sinks.local_table(self.config, table)), data, mode="overwrite")
+
+    def insert_new(self, table: tables.Table, data: pa.Table) -> None:
+        _insert_new(sinks.local_table(self.config, table), table, data)
 
 
 # A poll belongs to no micro-batch: it is made on the brokers' clock, beside the batches (a
