@@ -424,10 +424,23 @@ def flush_batch_log(job: Any) -> None:
         batch_log.flush()
 
 
-def table_rows(cfg: config_mod.Config, name: str) -> int:
+#: delta-rs's storage options for tables on the S3 server (``bench_cluster.py --storage s3``).
+OBJECT_STORE: dict[str, str] = {}
+
+
+def open_delta(path: str) -> Any:
+    """A table for delta-rs, on this machine or on the S3 server (:data:`OBJECT_STORE`)."""
     from deltalake import DeltaTable
 
-    return int(DeltaTable(cfg.table_path(name)).to_pyarrow_dataset().count_rows())
+    from groupwatch import storage
+
+    if storage.is_s3(path):
+        return DeltaTable(storage.for_delta_rs(path), storage_options=OBJECT_STORE)
+    return DeltaTable(path)
+
+
+def table_rows(cfg: config_mod.Config, name: str) -> int:
+    return int(open_delta(cfg.table_path(name)).to_pyarrow_dataset().count_rows())
 
 
 @dataclass
@@ -557,9 +570,7 @@ def overlap_record(group: str, now_ms: int) -> tuple[bytes, bytes]:
 
 
 def finding_groups(path: str, kind: str) -> set[str]:
-    from deltalake import DeltaTable
-
-    tbl = DeltaTable(path).to_pyarrow_table(columns=["group", "kind"])
+    tbl = open_delta(path).to_pyarrow_table(columns=["group", "kind"])
     return {
         g
         for g, k in zip(tbl["group"].to_pylist(), tbl["kind"].to_pylist(), strict=True)
@@ -610,10 +621,8 @@ class Probe:
 def send_probe(producer: Any, topic: str, path: str, group: str) -> Probe:
     """Produce generation 1 of a new ``group`` whose two members are both assigned one
     partition, to its coordinator's partition of ``topic``; ``path`` is the findings table."""
-    from deltalake import DeltaTable
-
     key, value = overlap_record(group, int(time.time() * 1000))
-    table = DeltaTable(path)
+    table = open_delta(path)
     version = table.version()
     sent = time.monotonic()
     producer.send(topic, key=key, value=value, partition=coordinator_partition(group)).get(
