@@ -95,6 +95,48 @@ def test_the_spark_layer_does_not_import_the_command_layer() -> None:
     assert offenders == []
 
 
+def import_cycles(modules: tuple[str, ...], pkg: Path = PKG) -> list[list[str]]:
+    """The cycles among ``modules``' imports of one another (imports inside functions and
+    typing-only ones counted: a lazy import that closes a cycle is a cycle all the same), each
+    as the path around it."""
+    inside = set(modules)
+    edges = {m: sorted(i for i in groupwatch_imports(m, pkg) if i in inside) for m in modules}
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> None:
+        for imported in edges[module]:
+            if imported in path:
+                cycles.append([*path[path.index(imported) :], imported])
+            elif imported not in done:
+                walk(imported, [*path, imported])
+        done.add(module)
+
+    for module in modules:
+        if module not in done:
+            walk(module, [module])
+    return cycles
+
+
+def test_the_spark_layer_has_no_import_cycle() -> None:
+    # Within a layer imports point down too: a module that needs another's name from a module
+    # that imports it is two concerns in one module, split until the imports go one way.
+    assert import_cycles(spark_modules()) == []
+
+
+def test_the_cycle_check_sees_a_lazy_cycle(tmp_path: Path) -> None:
+    pkg = tmp_path / "groupwatch"
+    (pkg / "spark").mkdir(parents=True)
+    for name in ("__init__.py", "spark/__init__.py", "spark/c.py"):
+        (pkg / name).write_text("")
+    (pkg / "spark" / "a.py").write_text("from groupwatch.spark.b import x\n")
+    (pkg / "spark" / "b.py").write_text("def f():\n    from groupwatch.spark import a\n")
+    modules = ("groupwatch.spark.a", "groupwatch.spark.b", "groupwatch.spark.c")
+    assert import_cycles(modules, pkg) == [
+        ["groupwatch.spark.a", "groupwatch.spark.b", "groupwatch.spark.a"]
+    ]
+
+
 def test_the_production_path_imports_no_development_tooling() -> None:
     seen = reachable(JOB_ROOTS + spark_modules())
     offenders = [

@@ -101,7 +101,7 @@ def test_a_failed_poll_is_logged_and_the_thread_goes_on(caplog: pytest.LogCaptur
 
 
 def test_the_poller_lets_a_poll_judge_only_where_the_commits_are_known(tmp_path: Path) -> None:
-    from groupwatch.spark.lag import LagPoller
+    from groupwatch.spark.lag_poller import LagPoller
 
     cfg = config_mod.load(None, env={}, overrides=[f"delta.root={tmp_path}", "lag.poll_seconds=15"])
     poller = LagPoller(None, cfg)  # type: ignore[arg-type]  # no poll is made

@@ -31,9 +31,11 @@ import traceback
 from typing import IO, Any
 
 from groupwatch.config import Config
+from groupwatch.detect.lag.fleet import rows_of
 from groupwatch.detect.lag.judge import FINDING_OF
 from groupwatch.detect.lag.poll import PollResult
 from groupwatch.errors import GroupwatchError
+from groupwatch.spark.lag_judge import Judged, LagJudge
 
 log = logging.getLogger("groupwatch.job")
 
@@ -42,12 +44,9 @@ class LagProcessError(GroupwatchError, RuntimeError):
     """The child failed a request (its traceback in the message) or ended."""
 
 
-def _slim(judged: Any, every_row: bool) -> Any:
+def _slim(judged: Judged, every_row: bool) -> Judged:
     """What the driver needs of a judgement: its rows only where they alert (or all, for
     per-partition metrics), no answers."""
-    from groupwatch.detect.lag.fleet import rows_of
-    from groupwatch.spark.lag import Judged
-
     result = judged.result
     rows = result.rows
     if result.table is not None:  # ``rows`` holds the alerting ones, ``table`` all
@@ -60,7 +59,8 @@ def _slim(judged: Any, every_row: bool) -> Any:
 
 
 class LagProcess:
-    """The driver's side: :class:`groupwatch.spark.lag.LagJudge`'s methods, run in the child."""
+    """The driver's side: :class:`~groupwatch.spark.lag_judge.LagJudge`'s methods, run in the
+    child."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -143,8 +143,6 @@ class LagProcess:
 def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     """The child's loop: a config, then requests until the input ends."""
     import gc
-
-    from groupwatch.spark.lag import LagJudge
 
     config: Config = pickle.load(requests)
     judging = LagJudge(config)

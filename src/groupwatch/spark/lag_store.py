@@ -11,11 +11,12 @@ version of a table on a store without an atomic rename.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from groupwatch import locations, storage
 from groupwatch.config import Config
-from groupwatch.spark import sinks
+from groupwatch.spark import deltawrite, sinks
 from groupwatch.tables import Table
 
 if TYPE_CHECKING:
@@ -44,6 +45,26 @@ def open_table(config: Config, table: Table) -> DeltaTable:
     )
 
 
+def read_columns(
+    config: Config, table: Table, columns: list[str], where: Any = None
+) -> pa.Table | None:
+    """The table's ``columns`` (rows matching ``where``, an Arrow filter), None while the table
+    does not exist yet (a first poll before the batches made it)."""
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        return open_table(config, table).to_pyarrow_table(columns=columns, filters=where)
+    except (TableNotFoundError, FileNotFoundError):
+        return None
+
+
+# A poll belongs to no micro-batch: it is made on the brokers' clock, beside the batches (a
+# driver thread, ``lag_thread``), or at the end of one in a run that stops when caught up.  Its
+# writes carry no transaction id, because nothing replays a poll: a batch Spark runs again
+# after a failure polls afresh, at a later time, so its history rows are new rows, and the
+# findings are inserted only where their id is absent: a finding's id is a hash of what it
+# names and when its state began (``_since`` in detect/lag/judge.py), so the same finding
+# raised again by a later poll, after a restart or not, matches the row already there.
 class PollWrites(Protocol):
     """A poll's three kinds of commit (no batch transaction: a poll belongs to no batch)."""
 
@@ -80,3 +101,52 @@ class SparkWrites:
 
     def insert_new(self, table: Table, data: pa.Table) -> None:
         sinks.merge(self.spark, self._frame(table, data), table, self.config, update=False)()
+
+
+class DeltaRsWrites:
+    """A poll's commits with delta-rs, for tables on this machine's file system."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    def append(self, table: Table, data: pa.Table) -> None:
+        _append(sinks.local_table(self.config, table), table, data)
+
+    def overwrite(self, table: Table, data: pa.Table) -> None:
+        from deltalake import write_deltalake
+
+        write_deltalake(str(sinks.local_table(self.config, table)), data, mode="overwrite")
+
+    def insert_new(self, table: Table, data: pa.Table) -> None:
+        _insert_new(sinks.local_table(self.config, table), table, data)
+
+
+def _append(path: Path, table: Table, data: pa.Table) -> None:
+    from deltalake import write_deltalake
+
+    write_deltalake(
+        str(path),
+        deltawrite.conform(data, table),
+        mode="append",
+        partition_by=list(table.partition_by) or None,
+    )
+
+
+def _insert_new(path: Path, table: Table, data: pa.Table) -> None:
+    """Findings whose id the table does not hold yet."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(1, deltawrite.CONFLICT_ATTEMPTS + 1):
+        try:
+            DeltaTable(str(path)).merge(
+                deltawrite.conform(data, table),
+                " AND ".join(f"t.`{k}` = s.`{k}`" for k in table.key),
+                source_alias="s",
+                target_alias="t",
+            ).when_not_matched_insert_all().execute()
+            return
+        except CommitFailedError:
+            # An analyst's OPTIMIZE may win the race; the merge runs again on what it left.
+            if attempt == deltawrite.CONFLICT_ATTEMPTS:
+                raise

@@ -56,7 +56,9 @@ from groupwatch.spark import (
 from groupwatch.spark.batch import Batch
 from groupwatch.spark.batchlog import BatchLog
 from groupwatch.spark.group_views import GroupViews
-from groupwatch.spark.lag import Judged, LagPoller, alerting_rows
+from groupwatch.spark.lag_judge import Judged
+from groupwatch.spark.lag_poller import LagPoller
+from groupwatch.spark.lag_rows import alerting_rows
 from groupwatch.spark.lag_thread import LagThread
 from groupwatch.spark.pipelines import read_source
 from groupwatch.spark.topic_names import TopicNames

@@ -5,7 +5,7 @@ The Python stage builds each touched share partition's row from its ``__share_gr
 records alone; share lag also needs the partition's log end offset (Kafka's formula: end -
 start offset - delivery-complete count, KIP-1226).  The rows a batch writes are few (one per
 share partition its records touched), so the driver asks for their end offsets at once, with
-the consumer the lag poll uses (:class:`~groupwatch.spark.lag.OffsetAsker`).  A broker that
+the consumer the lag poll uses (:class:`~groupwatch.spark.lag_ask.OffsetAsker`).  A broker that
 does not answer leaves them null (one warning): the state is written all the same.
 """
 
@@ -38,7 +38,8 @@ def fill(spark: SparkSession, config: Config, rows: pa.Table) -> pa.Table:
     ``end_observed_at`` from the brokers, where the topic is named and the brokers answer."""
     import pyarrow as pa
 
-    from groupwatch.spark.lag import OffsetAsker, parse_offsets
+    from groupwatch.spark.lag_answer import parse_offsets
+    from groupwatch.spark.lag_ask import OffsetAsker
     from groupwatch.spark.preflight import java_cause
 
     rows = deltawrite.conform(rows, tables.SHARE_PARTITION_STATE)

@@ -11,7 +11,7 @@ from deltalake import write_deltalake
 from groupwatch.cli import main
 from groupwatch.detect.lag.judge import LagRules, judge
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner
-from groupwatch.spark.lag import partition_lag_table
+from groupwatch.spark.lag_rows import partition_lag_table
 
 CONTRACT = [
     "group", "topic", "partition", "committed_offset", "commit_time", "end_offset",

@@ -1,5 +1,6 @@
-"""The job's poll reads and writes its tables column by column (groupwatch.spark.lag): the
-same values as a row at a time, over small tables written with delta-rs."""
+"""The job's poll reads and writes its tables column by column (groupwatch.spark's lag_read,
+lag_owners and lag_rows): the same values as a row at a time, over small tables written with
+delta-rs."""
 
 from __future__ import annotations
 
@@ -19,14 +20,9 @@ from groupwatch.deltaread import schema
 from groupwatch.detect.lag.fleet import FleetKeeper, judge_rows, owners_table, rows_of
 from groupwatch.detect.lag.judge import LagRules, judge
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag
-from groupwatch.spark.lag import (
-    OwnerReader,
-    _arrow,
-    partition_lag_table,
-    read_commits,
-    read_owners,
-    timed,
-)
+from groupwatch.spark.lag_owners import OwnerReader, read_owners
+from groupwatch.spark.lag_read import read_commits
+from groupwatch.spark.lag_rows import _arrow, partition_lag_table, timed
 from groupwatch.tables import PARTITION_LAG
 
 T0 = dt.datetime(2026, 11, 27, 6, 0, 0, 123456, tzinfo=dt.UTC)
@@ -147,7 +143,8 @@ def test_a_slow_poll_stretches_the_interval_and_a_fast_one_restores_it(
     the interpreter stays the batches'); judged in a process of its own, for its own time
     only (one poll at a time, the next starting as this one ends)."""
     from groupwatch.detect.lag.poll import PollResult
-    from groupwatch.spark.lag import Judged, LagPoller
+    from groupwatch.spark.lag_judge import Judged
+    from groupwatch.spark.lag_poller import LagPoller
 
     cfg = config_mod.load(
         None,
@@ -198,7 +195,7 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
     from groupwatch.notify import Notifier, NotifierConfig
     from groupwatch.notify.routing import Rule
     from groupwatch.rows.findings import finding_row
-    from groupwatch.spark.lag import alerting_rows, lag_row
+    from groupwatch.spark.lag_rows import alerting_rows, lag_row
 
     def row(partition: int, status: str) -> PartitionLag:
         return PartitionLag(
@@ -243,7 +240,7 @@ def test_the_notifier_resolves_the_same_lag_alerts_from_the_alerting_rows_alone(
 def test_a_partitions_lag_row_is_its_row_in_the_table() -> None:
     """``lag_row`` (what the notifier is handed) holds the values ``partition_lag`` is written
     with, times and a missing owner included."""
-    from groupwatch.spark.lag import alerting_rows, lag_row
+    from groupwatch.spark.lag_rows import alerting_rows, lag_row
 
     history = [EndOffset("o", 0, 0, 100, _ms(T0)), EndOffset("o", 0, 0, 200, _ms(T0) + 10_000)]
     owner = Owner("m-1", "billing-1", "/10.0.0.1", 7)
@@ -263,7 +260,7 @@ def test_a_partitions_lag_row_is_its_row_in_the_table() -> None:
 def test_the_consumers_answer_is_read_back_partition_by_partition() -> None:
     """``endOffsets``' text: a topic name may hold ``-`` and digits; the partition is the
     number after its last ``-``."""
-    from groupwatch.spark.lag import parse_offsets, partitions_json
+    from groupwatch.spark.lag_answer import parse_offsets, partitions_json
 
     text = "{orders-eu-2024-12=41250, a.b_c-0=0, t-1=-1}"
     assert parse_offsets(text) == {("orders-eu-2024", 12): 41250, ("a.b_c", 0): 0, ("t", 1): -1}
@@ -291,7 +288,7 @@ def test_owners_read_poll_after_poll_are_those_of_a_whole_reading(tmp_path: Path
     rebalances, a member whose row lands a poll before its interval, and compaction."""
     from deltalake import DeltaTable
 
-    from groupwatch.spark.lag import OwnerReader
+    from groupwatch.spark.lag_owners import OwnerReader
 
     cfg = _config(tmp_path)
     reader = OwnerReader(cfg)
@@ -342,7 +339,8 @@ def test_a_poll_judges_with_a_short_switch_interval_and_restores_it(
     import sys
 
     from groupwatch.detect.lag.poll import PollResult
-    from groupwatch.spark.lag import POLL_SWITCH_INTERVAL, Judged, LagPoller
+    from groupwatch.spark.lag_judge import Judged
+    from groupwatch.spark.lag_poller import POLL_SWITCH_INTERVAL, LagPoller
 
     cfg = config_mod.load(
         None, env={}, overrides=[f"delta.root={tmp_path}", "lag.judge_process=false"]
@@ -380,7 +378,7 @@ def test_the_partitions_asked_for_are_those_committed_to_in_order() -> None:
     import random
 
     from groupwatch.detect.lag.fleet import commits_table, floors_of
-    from groupwatch.spark.lag import by_topic, committed_partitions
+    from groupwatch.spark.lag_answer import by_topic, committed_partitions
 
     rng = random.Random(7)
     topics = ["orders", "Orders", "zé", "z", "ünï", "a-1", "a_1", "日本", "🙂x"]

@@ -13,7 +13,8 @@ from deltalake import DeltaTable
 
 from groupwatch import config as config_mod
 from groupwatch.detect.lag.fleet import rows_of
-from groupwatch.spark.lag import Answer, LagJudge
+from groupwatch.spark.lag_answer import Answer
+from groupwatch.spark.lag_judge import LagJudge
 from groupwatch.spark.lag_process import LagProcess, LagProcessError
 from tests.unit.lag.test_job_reads import T0, _write
 
@@ -181,12 +182,12 @@ def test_what_the_child_writes_to_its_standard_output_does_not_reach_the_replies
 
     child_code = (
         "import os\n"
-        "from groupwatch.spark import lag, lag_process\n"
+        "from groupwatch.spark import lag_judge, lag_process\n"
         "def stray(self):\n"
         "    os.write(1, b'5 bytes written to descriptor 1\\n')\n"
         "    print('and a print')\n"
         "    return {'t': [0]}\n"
-        "lag.LagJudge.wanted = stray\n"
+        "lag_judge.LagJudge.wanted = stray\n"
         "lag_process.main()\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))

@@ -1,11 +1,11 @@
-"""The lag gauges of the contract, set from a poll (groupwatch.spark.lag.set_metrics)."""
+"""The lag gauges of the contract, set from a poll (groupwatch.spark.lag_metrics.set_metrics)."""
 
 from __future__ import annotations
 
 from groupwatch.detect.lag.judge import LagRules
 from groupwatch.detect.lag.model import Commit, EndOffset
 from groupwatch.detect.lag.poll import LagKeeper
-from groupwatch.spark.lag import set_metrics
+from groupwatch.spark.lag_metrics import set_metrics
 from groupwatch.spark.metrics import JobMetrics
 
 

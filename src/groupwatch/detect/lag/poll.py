@@ -1,6 +1,6 @@
 """The job's lag between polls: each partition's end-offset history, its judgement's memory
 and the commit it saw last, judged again at every poll of the brokers (plain Python; the
-Spark shell reads the tables and asks the brokers, :mod:`groupwatch.spark.lag`)."""
+Spark shell reads the tables and asks the brokers, :mod:`groupwatch.spark.lag_poller`)."""
 
 from __future__ import annotations
 
