@@ -1,4 +1,4 @@
-"""``groupwatch analyze``: the findings engine over records (:mod:`groupwatch.detect.command`)
+"""``groupwatch analyze``: the findings engine over records (:mod:`groupwatch.analyze`)
 with the job's thresholds: the ``[detect]`` and ``[lag]`` sections of the same configuration
 (``--conf``, ``--set detect.KEY=VALUE``, the environment), so ``analyze`` and the job
 configured alike judge alike."""
@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import argparse
 
-from groupwatch import config_cli
-from groupwatch.detect import command
+from groupwatch import analyze, config_cli
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    command.add_arguments(parser)
+    analyze.add_arguments(parser)
     config_cli.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     config_cli.configure_logging(args.verbose)
     configured = config_cli.load(args)
-    return command.run(args, configured.detect.detector(), configured.lag.rules())
+    return analyze.run(args, configured.detect.detector(), configured.lag.rules())

@@ -71,9 +71,9 @@ def test_real_groups_raise_nothing_above_info(
 ) -> None:
     raw = dump_consumer_offsets(broker)
     assert raw, "nothing read from __consumer_offsets"
+    from groupwatch.broker_client import broker_topics
     from groupwatch.detect import Analyzer, DetectorConfig
     from groupwatch.detect.decoded import decode_raw
-    from groupwatch.detect.partitions import broker_topics
 
     counts, names = broker_topics(broker)
     assert counts[TOPIC] == PARTITIONS

@@ -66,7 +66,7 @@ class Member:
 
 
 def _describe(broker: str) -> tuple[str, tuple[str, ...]]:
-    from groupwatch.detect.brokers import describe_groups
+    from groupwatch.broker_client import describe_groups
 
     return describe_groups(broker, [GROUP]).get(GROUP, ("Dead", ()))
 
@@ -102,8 +102,9 @@ def members(broker: str) -> Iterator[dict[str, Member]]:
 
 
 def _analyze(broker: str, lines: Sequence[dict[str, Any]]) -> list[Any]:
+    from groupwatch.broker_client import describe_groups
     from groupwatch.detect import Analyzer, DetectorConfig
-    from groupwatch.detect.brokers import describe_groups, look_twice
+    from groupwatch.detect.brokers import look_twice
 
     analyzer = Analyzer(DetectorConfig(stuck_after_ms=STUCK_MS))
     found = [f for line in lines for f in analyzer.feed(line)]

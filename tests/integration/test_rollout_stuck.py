@@ -44,7 +44,7 @@ NEW = ("new-1", "new-2", "new-3")
 
 
 def _describe(broker: str, group: str) -> tuple[str, tuple[str, ...]]:
-    from groupwatch.detect.brokers import describe_groups
+    from groupwatch.broker_client import describe_groups
 
     return describe_groups(broker, [group]).get(group, ("Dead", ()))
 

@@ -182,9 +182,11 @@ LAYERS: dict[str, int] = {
     "tables": 4,
     "committed_fold": 4,
     "config": 4,
+    "broker_client": 4,
     "rows": 5,
     "config_cli": 5,
     "storage": 5,
+    "analyze": 5,
     "group_state": 6,
     "processing": 7,
     "deltaread": 8,
@@ -249,6 +251,75 @@ def layer_violations(pkg: Path = PKG, layers: dict[str, int] = LAYERS) -> list[s
 def test_every_import_points_down() -> None:
     assert layer_violations() == []
     assert layer_violations(DEV_PKG, DEV_LAYERS) == []
+
+
+#: The engine judges what it is handed: no module of ``detect`` talks to a broker or to the
+#: network, starts a process or opens a file (the commands above it do: ``analyze`` and its
+#: ``broker_client``), so the job and ``analyze`` run the same rules over the same values.
+PURE = ("detect",)
+NO_IO_MODULES = ("kafka", "socket", "ssl", "http", "urllib", "subprocess", "requests")
+#: Calls that open a file: ``open(...)``, ``io.open``, and ``Path``'s readers and writers.
+FILE_CALLS = ("open", "read_text", "read_bytes", "write_text", "write_bytes")
+#: Modules of ``detect`` that may open a file, and why.
+FILE_ALLOWED = {
+    "groupwatch.detect.docs": "its command line (python -m) writes docs/findings.md; "
+    "nothing imports it but its test, which calls the pure render()",
+}
+
+
+def io_in(module: str, pkg: Path = PKG) -> list[str]:
+    """The I/O ``module`` does itself: imports of network or process modules (anywhere in it),
+    and calls that open a file."""
+    path = module_path(module, pkg)
+    assert path is not None, module
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            found += [f"imports {n}" for n in names if n.split(".")[0] in NO_IO_MODULES]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in FILE_CALLS:
+                found.append(f"calls {name}() at line {node.lineno}")
+    return sorted(found)
+
+
+def test_the_engine_does_no_io() -> None:
+    offenders = [
+        f"{m} {what}"
+        for m in all_modules()
+        if any(in_package(m, f"groupwatch.{p}") for p in PURE)
+        for what in io_in(m)
+        if not (m in FILE_ALLOWED and what.startswith("calls "))
+    ]
+    assert offenders == []
+    # Nothing else imports the allowed ones: the engine's modules never reach their I/O.
+    assert [m for m in all_modules() if set(FILE_ALLOWED) & groupwatch_imports(m)] == []
+
+
+def test_the_io_check_sees_a_broker_a_socket_and_a_file(tmp_path: Path) -> None:
+    pkg = tmp_path / "groupwatch"
+    (pkg / "detect").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "detect" / "__init__.py").write_text("")
+    (pkg / "detect" / "probe.py").write_text(
+        "import socket\n"
+        "def f(path):\n"
+        "    from kafka.admin import KafkaAdminClient\n"
+        "    import kafka\n"
+        "    return open(path).read() + path.read_text()\n"
+        "import kafkaesque\n"
+    )
+    assert io_in("groupwatch.detect.probe", pkg) == [
+        "calls open() at line 5",
+        "calls read_text() at line 5",
+        "imports kafka",
+        "imports kafka.admin",
+        "imports socket",
+    ]
 
 
 def dev_importers(pkg: Path = PKG) -> list[str]:

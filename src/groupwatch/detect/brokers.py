@@ -1,59 +1,29 @@
 """The brokers' view of groups for ``groupwatch analyze --bootstrap-server``.
 
-After its input, ``analyze`` asks the brokers (kafka-python's admin client, as it does for
-partition counts) about the classic groups whose last completed generation had members or that
-emptied, and about those the brokers report rebalancing, once more ``RECHECK_SECONDS`` later:
-two looks in a row, as the streaming job's driver takes them
-(:mod:`groupwatch.spark.group_views`, every ``detect.stuck_check_seconds``).  The looks go
-through the same rule (:func:`groupwatch.detect.stuck.on_view`), so both raise the same
-``rebalance_stuck``.
+After its input, ``analyze`` asks the brokers (kafka-python's admin client,
+:func:`groupwatch.broker_client.describe_groups`, as it does for partition counts) about the
+classic groups whose last completed generation had members or that emptied, and about those
+the brokers report rebalancing, once more ``RECHECK_SECONDS`` later: two looks in a row, as
+the streaming job's driver takes them (:mod:`groupwatch.spark.group_views`, every
+``detect.stuck_check_seconds``).  The looks go through the same rule
+(:func:`groupwatch.detect.stuck.on_view`), so both raise the same ``rebalance_stuck``.  The
+asking is handed in (:func:`look_twice`'s ``describe``): the engine does no I/O.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from groupwatch.detect.engine import Analyzer
 from groupwatch.detect.findings import Finding
 from groupwatch.detect.model import REBALANCING_STATES, BrokerView
-from groupwatch.detect.partitions import PartitionsError, admin_client
 
 #: Seconds between ``analyze``'s two looks at a group the first look found rebalancing.
 RECHECK_SECONDS = 5.0
 
 #: group -> (state as Kafka names it, members as "member_id (client_id)").
 Look = Mapping[str, tuple[str, tuple[str, ...]]]
-
-
-def describe_groups(
-    bootstrap: str, groups: Sequence[str], timeout_ms: int = 15_000
-) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Each group's state and members as the brokers describe them (DescribeGroups)."""
-    admin = admin_client(bootstrap, timeout_ms)
-    try:
-        described: Mapping[str, Any] = admin.describe_groups(list(groups))
-    except Exception as exc:  # noqa: BLE001
-        raise PartitionsError(f"cannot describe groups on {bootstrap}: {exc}") from exc
-    finally:
-        admin.close()
-    out: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for group, doc in described.items():
-        if not isinstance(doc, Mapping) or doc.get("error"):
-            continue
-        state = doc.get("group_state", doc.get("state"))
-        if not isinstance(state, str):
-            continue
-        members = tuple(
-            sorted(
-                f"{m.get('member_id')} ({m.get('client_id')})"
-                for m in doc.get("members") or ()
-                if isinstance(m, Mapping)
-            )
-        )
-        out[str(group)] = (state, members)
-    return out
 
 
 def suspects(analyzer: Analyzer) -> list[str]:

@@ -1,25 +1,26 @@
-"""Partition counts for the rules: from a JSON file, or from the broker, each with the time it
-was stated or observed (it judges the generations written from then on:
-:mod:`groupwatch.detect.topic_counts`).
+"""Partition counts for the rules, as stated in a JSON document (``analyze --partitions``, the
+job's ``detect.partitions``), each with the time from which it holds (it judges the
+generations written from then on: :mod:`groupwatch.detect.topic_counts`).  Reading the file
+and asking the brokers for their counts happen above the engine, which does no I/O
+(:mod:`groupwatch.analyze`, :mod:`groupwatch.broker_client`).
 
-Without either, the engine infers counts from what the group's own records show (see
-``docs/detection.md`` for what inference cannot see).
+Without stated counts or the brokers', the engine infers counts from what the group's own
+records show (see ``docs/detection.md`` for what inference cannot see).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from groupwatch.errors import GroupwatchError
 
 
 class PartitionsError(GroupwatchError, ValueError):
-    """The partition counts could not be read."""
+    """The partition counts could not be read (or the brokers asked: ``analyze``'s broker
+    client raises it too)."""
 
 
 #: ``since``/``as_of`` value: the counts held for every record, whenever written.
@@ -80,77 +81,3 @@ def parse_counts(doc: Any) -> dict[str, int]:
             raise PartitionsError(f"partition count of {topic!r} is not a non-negative integer")
         out[str(topic)] = count
     return out
-
-
-def load_counts_file(path: str | Path, read_ms: int | None = None) -> StatedCounts:
-    """The file's counts, holding from its ``as_of`` (else from ``read_ms``, default now)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PartitionsError(f"cannot read {path}: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise PartitionsError(f"{path} is not valid JSON: {exc}") from exc
-    return parse_stated(doc, now_ms() if read_ms is None else read_ms)
-
-
-def admin_client(bootstrap: str, timeout_ms: int) -> Any:
-    """analyze's kafka-python admin client; an unreachable broker is a :class:`PartitionsError`."""
-    from kafka.admin import KafkaAdminClient
-
-    try:
-        admin = KafkaAdminClient(
-            bootstrap_servers=bootstrap,
-            request_timeout_ms=timeout_ms,
-            client_id="groupwatch-analyze",
-        )
-    except Exception as exc:  # noqa: BLE001 - kafka-python raises many unrelated types
-        raise PartitionsError(f"cannot reach {bootstrap}: {exc}") from exc
-    return admin
-
-
-def broker_topics(
-    bootstrap: str, timeout_ms: int = 15_000
-) -> tuple[dict[str, int], dict[str, str]]:
-    """Every topic's partition count, and topic id -> name, from the broker's metadata
-    (kafka-python admin client; ids need a broker and client that speak Metadata v10+)."""
-    admin = admin_client(bootstrap, timeout_ms)
-    try:
-        topics = admin.describe_topics()
-    except Exception as exc:  # noqa: BLE001
-        raise PartitionsError(f"cannot describe topics on {bootstrap}: {exc}") from exc
-    finally:
-        admin.close()
-    counts: dict[str, int] = {}
-    names: dict[str, str] = {}
-    for t in topics:
-        if not isinstance(t, dict):
-            continue
-        name = t.get("name", t.get("topic"))
-        parts = t.get("partitions")
-        if isinstance(name, str) and isinstance(parts, list) and not t.get("error_code"):
-            counts[name] = len(parts)
-            tid = kafka_topic_id(t.get("topic_id"))
-            if tid is not None:
-                names[tid] = name
-    return counts, names
-
-
-def kafka_topic_id(value: object) -> str | None:
-    """A topic id as Kafka prints it (URL-safe Base64 of its 16 bytes, unpadded), from the
-    forms clients hand it over in; ``None`` for none or the all-zero id."""
-    import base64
-    import uuid
-
-    raw: bytes | None = None
-    if isinstance(value, uuid.UUID):
-        raw = value.bytes
-    elif isinstance(value, bytes | bytearray) and len(value) == 16:
-        raw = bytes(value)
-    elif isinstance(value, str):
-        try:
-            raw = uuid.UUID(value).bytes
-        except ValueError:
-            return value or None
-    if raw is None or not any(raw):
-        return None
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")

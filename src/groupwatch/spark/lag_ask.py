@@ -100,7 +100,7 @@ class OffsetAsker:
     def record_times(self, positions: Mapping[TP, Sequence[int]]) -> RecordTimes:
         """The first record at or after each position (a consumer in the driver's JVM, assigned
         the partitions, no group): the time the oldest record a group has not consumed was
-        written, as ``analyze`` reads it (:func:`groupwatch.detect.lag.brokers.record_times`).
+        written, as ``analyze`` reads it (:func:`groupwatch.broker_client.record_times`).
         A partition with several positions is read once per position, in rounds."""
         found: dict[tuple[TP, int], tuple[int, int]] = {}
         asked = {tp: list(v) for tp, v in positions.items() if v}

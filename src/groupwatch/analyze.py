@@ -5,6 +5,8 @@ Reads JSON lines -- raw records as ``groupwatch decode`` reads them, or its outp
 in order, and writes one JSON line per finding.  Exits 0 even on bad input; a summary line per
 severity goes to stderr.  The command line's configuration (``--conf``, ``--set``) is read one
 layer up, by :mod:`groupwatch.analyze_command`, which hands :func:`run` the job's thresholds.
+Here, above the engine (``detect``, which does no I/O), because the command reads files and
+asks the brokers (:mod:`groupwatch.broker_client`).
 With ``--bootstrap-server`` the input's groups' lag is judged after the input against the
 brokers' offsets (``docs/lag.md``): its findings go with the others, its ``partition_lag``
 rows to ``--lag FILE``.
@@ -23,21 +25,19 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from groupwatch import broker_client
+from groupwatch.detect.brokers import RECHECK_SECONDS, look_twice
 from groupwatch.detect.catalogue import SEVERITIES
 from groupwatch.detect.config import DetectorConfig
 from groupwatch.detect.decoded import is_raw
 from groupwatch.detect.engine import Analyzer
 from groupwatch.detect.findings import Finding, Source
+from groupwatch.detect.lag.brokers import histories
 from groupwatch.detect.lag.judge import LagRules
-from groupwatch.detect.partitions import (
-    PartitionsError,
-    StatedCounts,
-    broker_topics,
-    load_counts_file,
-    now_ms,
-)
+from groupwatch.detect.partitions import PartitionsError, StatedCounts, now_ms, parse_stated
 
 if TYPE_CHECKING:
     from groupwatch.detect.lag.offline import InputLag
@@ -83,6 +83,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write each share partition's state from the input's __share_group_state records "
         "(JSON lines) to FILE",
     )
+
+
+def load_counts_file(path: str | Path, read_ms: int | None = None) -> StatedCounts:
+    """The file's counts, holding from its ``as_of`` (else from ``read_ms``, default now)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PartitionsError(f"cannot read {path}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise PartitionsError(f"{path} is not valid JSON: {exc}") from exc
+    return parse_stated(doc, now_ms() if read_ms is None else read_ms)
 
 
 def _bad_line(number: int, reason: str) -> Finding:
@@ -169,11 +180,10 @@ def _lag_at_brokers(
     rules: LagRules,
 ) -> None:
     """The input's groups' lag against the brokers' offsets now: findings, and rows to a file."""
-    from groupwatch.detect.lag import brokers
     from groupwatch.detect.lag.judge import judge
 
     try:
-        ends = brokers.end_offsets(bootstrap, lag.partitions())
+        ends = broker_client.end_offsets(bootstrap, lag.partitions())
         end_of = {(e.topic, e.partition): e.end_offset for e in ends}
         # The oldest waiting record of each partition some group is behind on (the lowest
         # committed offset below the end: every group behind there waits for it or a later one).
@@ -184,7 +194,7 @@ def _lag_at_brokers(
         times: dict[tuple[tuple[str, int], int], tuple[int, int]] = {}
         for round_ in range(max((len(v) for v in positions.values()), default=0)):
             wanted = {tp: sorted(v)[round_] for tp, v in positions.items() if len(v) > round_}
-            for tp, found in brokers.record_times(bootstrap, wanted).items():
+            for tp, found in broker_client.record_times(bootstrap, wanted).items():
                 times[(tp, wanted[tp])] = found
     except PartitionsError as exc:
         print(f"groupwatch analyze: {exc}; lag not judged", file=sys.stderr)
@@ -194,7 +204,7 @@ def _lag_at_brokers(
     for (group, topic, partition), commit in sorted(lag.book.commits.items()):
         tp = (topic, partition)
         first = times.get((tp, commit.offset))
-        history = brokers.histories(
+        history = histories(
             [e for e in ends if (e.topic, e.partition) == tp],
             {tp: commit.offset},
             {} if first is None else {tp: first},
@@ -227,15 +237,14 @@ def _share_states(
     states = list(analyzer.share_states)
     ends: dict[tuple[str, int], int] = {}
     if bootstrap is not None:
-        from groupwatch.detect.lag import brokers
-
         wanted = [
             (names[s.key.topic_id], s.key.partition) for s in states if s.key.topic_id in names
         ]
         try:
             asked = now_ms()
             ends = {
-                (e.topic, e.partition): e.end_offset for e in brokers.end_offsets(bootstrap, wanted)
+                (e.topic, e.partition): e.end_offset
+                for e in broker_client.end_offsets(bootstrap, wanted)
             }
         except PartitionsError as exc:
             print(f"groupwatch analyze: {exc}; share lag not known", file=sys.stderr)
@@ -274,10 +283,9 @@ def _write(findings: Iterable[Finding], out: IO[str], counts: Counter[str]) -> N
 
 def _look_at_brokers(analyzer: Analyzer, bootstrap: str, counts: Counter[str]) -> None:
     """The brokers' view of the groups the input left with members (``rebalance_stuck``)."""
-    from groupwatch.detect.brokers import RECHECK_SECONDS, describe_groups, look_twice
 
     def describe(groups: Sequence[str]) -> Mapping[str, tuple[str, tuple[str, ...]]]:
-        return describe_groups(bootstrap, groups)
+        return broker_client.describe_groups(bootstrap, groups)
 
     try:
         found = look_twice(analyzer, describe, RECHECK_SECONDS)
@@ -306,7 +314,7 @@ def run(
         if args.partitions:
             stated = load_counts_file(args.partitions, started)
         if args.bootstrap_server:
-            broker, names = broker_topics(args.bootstrap_server)
+            broker, names = broker_client.broker_topics(args.bootstrap_server)
     except PartitionsError as exc:
         print(f"groupwatch analyze: {exc}", file=sys.stderr)
         return 2
