@@ -1344,6 +1344,7 @@ def main() -> int:
                         polling.stop()
                     stop_query(query, job)
                     job.lag.close()
+                    job.close()
                     probe.close()
                 where = "inline" if args.inline_lag else "thread"
                 if cfg.lag.judge_process:

@@ -476,6 +476,8 @@ def run_job_once(spark: Any, cfg: config_mod.Config) -> RunResult:
     started = time.perf_counter()
     query = writer.start()
     query.awaitTermination()
+    # The upkeep thread's table under way (tables on an object store) is the run's too.
+    job.close()
     seconds = time.perf_counter() - started
     flush_batch_log(job)
     from groupwatch.tables import TABLES

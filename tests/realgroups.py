@@ -77,6 +77,7 @@ def run_once(spark, cfg: config.Config, step_clock=None) -> None:  # type: ignor
 
     job = GroupwatchQuery.from_config(spark, cfg, step_clock=step_clock)
     job.writer(once=True).start().awaitTermination(600)
+    job.close()
 
 
 def table(spark, cfg: config.Config, name: str):  # type: ignore[no-untyped-def]

@@ -106,6 +106,7 @@ def run_job(
             except Exception as exc:  # noqa: BLE001 - the next run folds them
                 log.warning("committed offsets: last changes left for the next start: %s", exc)
         job.lag.close()
+        job.close()
         # Spark tells its listeners that the query ended from its own thread, after stop()
         # returns; exiting before that call arrives makes the JVM log a stack trace about
         # the Python side that vanished.

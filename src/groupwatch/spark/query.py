@@ -12,7 +12,8 @@ Every micro-batch runs :meth:`GroupwatchQuery.process_batch` through ``foreachBa
 3. the rows that come back are validated (:mod:`~groupwatch.spark.validation`) and written to
    their tables, each write once per batch id (:mod:`~groupwatch.spark.writes`); the batch is
    logged and counted (:mod:`~groupwatch.spark.batch_report`);
-4. the tables whose turn it is get their upkeep (:mod:`~groupwatch.spark.upkeep`).
+4. the tables whose turn it is get their upkeep (:mod:`~groupwatch.spark.upkeep`): at once on
+   the driver's file system, handed to the upkeep thread beside the batches on an object store.
 
 This module only puts those steps in order.  State lives in Delta rather than in Spark's state
 store so that a replayed batch reads exactly the state the first attempt read (versions older
@@ -152,6 +153,9 @@ class GroupwatchQuery:
         #: The continuous run's lag poll beside the batches; without it a batch that read
         #: everything available polls at its end.
         self._lag_thread: LagThread[Judged] | None = None
+        #: Upkeep's turns beside the batches, for tables on an object store (started with the
+        #: first turn there; ``close`` stops it).
+        self._upkeep_thread: upkeep.UpkeepThread | None = None
 
     @classmethod
     def from_config(
@@ -215,6 +219,13 @@ class GroupwatchQuery:
         batch's end, MERGEs each batch's at once)."""
         thread = self._lag_thread
         return thread is not None and thread.running and self.commits.local
+
+    def close(self, timeout: float = 600.0) -> None:
+        """After the query stopped: the upkeep thread's table under way finished (at most
+        ``timeout`` s), its waiting turns left to the next run's batches."""
+        if self._upkeep_thread is not None:
+            self._upkeep_thread.stop(timeout)
+            self._upkeep_thread = None
 
     def fold_commits(self) -> None:
         """The committed offsets' pending changes folded in (a run that stops: the table as
@@ -315,7 +326,7 @@ class GroupwatchQuery:
             # A backlog's commits are older than the brokers' answer by an unknown time: lag
             # is judged once a batch read everything available.
             self._step(LAG, self._stream_at, batch.read_to_ms if batch.quiescent else None)
-            self._step(UPKEEP, upkeep.run, self.spark, self.config, batch_id, clock)
+            self._step(UPKEEP, self._upkeep, batch_id, clock)
             completed = True
         finally:
             self._batch_ended_ms = int(time.time() * 1000)
@@ -336,6 +347,19 @@ class GroupwatchQuery:
         )
 
     # The steps of a batch that are more than a call.
+    def _upkeep(self, batch_id: int, clock_ms: int | None) -> None:
+        """This batch's upkeep turns: taken here on the driver's file system (milliseconds),
+        handed to the upkeep thread on an object store (tens of seconds of Spark jobs)."""
+        if not upkeep.on_object_store(self.config):
+            upkeep.run(self.spark, self.config, batch_id, clock_ms)
+            return
+        turns = upkeep.due(self.config, batch_id)
+        if not turns:
+            return
+        if self._upkeep_thread is None:
+            self._upkeep_thread = upkeep.UpkeepThread(self.spark, self.config)
+        self._upkeep_thread.offer(turns, batch_id, clock_ms)
+
     def _stream_at(self, read_to_ms: int | None) -> None:
         """The batch tells the poller where the stream is (``read_to_ms``: the commits are
         known up to then; None: a backlog is being read); without the lag thread, a batch

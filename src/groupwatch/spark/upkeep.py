@@ -1,16 +1,26 @@
-"""The job's table upkeep, run by the driver between batches (``docs/job.md``, "Table upkeep").
+"""The job's table upkeep (``docs/job.md``, "Table upkeep").
 
 Every ``upkeep.every_n_batches`` batches each table has its turn, the turns spread over those
-batches so that one batch pays for one table's upkeep, not all eight.  A table on the driver's
-file system is tidied with delta-rs (:mod:`groupwatch.upkeep`: no Spark job, milliseconds for a
-table of small files); a table on an object store with Spark's own OPTIMIZE, DELETE and VACUUM
-(Spark removes expired log entries itself after each checkpoint).
+batches so that one batch pays for one table's upkeep, not all of them.  A table on the
+driver's file system is tidied with delta-rs (:mod:`groupwatch.upkeep`: no Spark job,
+milliseconds for a table of small files) at the end of the batch whose turn it is, inside
+``foreachBatch``: the stream never stops, and the job's own writes never race it.
 
-Upkeep runs at the end of a batch, after its writes, inside ``foreachBatch``: the stream never
-stops, and the job's own writes never race it.  It changes no row a batch reads back (the state
-versions, the offsets table's previous version) and no transaction id, so a batch replayed after
-a crash in the middle of its upkeep skips its writes as before and runs the upkeep again, which
-finds what the first attempt did already done.
+A table on an object store is tidied with Spark's own OPTIMIZE, DELETE and VACUUM (Spark
+removes expired log entries itself after each checkpoint), and a turn there costs seconds to
+tens of seconds of Spark jobs whatever the table's size (``docs/performance.md``, "Tables on
+S3").  Taken inside the batch, it held the stream up that long; so there the batch hands its
+turn to :class:`UpkeepThread`, which tidies on a thread of the driver beside the batches,
+through a session of its own (its SQL settings apart from the batches' transaction ids and
+commit notes).  Its commits race the batches' like any other writer's: Delta's conflict
+detection decides, a batch's write that loses is run again (``sinks.retried``), a turn's step
+that loses is left for the table's next turn, and on S3 Delta's log store lets one commit of a
+version through per driver.
+
+Upkeep changes no row a batch reads back (the state versions, the offsets table's previous
+version) and no transaction id, so a batch replayed after a crash in the middle of its upkeep
+skips its writes as before and the turn, taken again, finds what the first attempt did already
+done.
 """
 
 from __future__ import annotations
@@ -18,6 +28,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import threading
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +41,7 @@ from groupwatch.spark import sinks
 from groupwatch.tables import TABLES, Table
 
 if TYPE_CHECKING:
+    from delta.tables import DeltaTable
     from pyspark.sql import SparkSession
 
 log = logging.getLogger("groupwatch.job")
@@ -53,6 +67,18 @@ def run(
     spark: SparkSession, config: Config, batch_id: int, clock_ms: int | None
 ) -> list[tidying.Tidied]:
     """This batch's upkeep: the tables whose turn it is, tidied; what was done to each."""
+    return tidy(spark, config, due(config, batch_id), batch_id, clock_ms)
+
+
+def tidy(
+    spark: SparkSession,
+    config: Config,
+    turns: Iterable[Table],
+    batch_id: int,
+    clock_ms: int | None,
+) -> list[tidying.Tidied]:
+    """The tables of ``turns`` tidied as of the stream's clock ``clock_ms`` (``batch_id``: the
+    batch whose turns they are, for the log); what was done to each."""
     cutoff = tidying.history_cutoff(config.upkeep, clock_ms)
     history_floor = tidying.written_before(config.upkeep.history_retention_days)
     observed = tidying.observed_cutoff(config.lag.history_hours)
@@ -61,7 +87,7 @@ def run(
     detected = tidying.findings_cutoff(config.upkeep, clock_ms)
     today = tidying.clock_day(clock_ms)
     done = []
-    for table in due(config, batch_id):
+    for table in turns:
         local = locations.local_path(config.table_path(table.name))
         history_expired = 0
         if table.name == "group_snapshots":
@@ -91,6 +117,93 @@ def run(
             result.seconds,
         )
     return done
+
+
+def on_object_store(config: Config) -> bool:
+    """Whether the job's tables are on an object store (upkeep's turns then run beside the
+    batches, :class:`UpkeepThread`), not on the driver's file system."""
+    return locations.local_path(config.delta.root) is None
+
+
+class UpkeepThread:
+    """Upkeep's turns on a daemon thread of the driver, beside the batches: ``offer`` hands it
+    a batch's turns and returns at once; the thread tidies them one table at a time.
+
+    Turns offered while it works wait, each table once (a table offered again is not tidied
+    twice), with the newest stream clock: a thread slower than the batches falls behind by
+    tables, not by a queue that grows with uptime.  ``stop`` lets the table under way finish
+    (each step of it is one commit, so even a kill leaves consistent tables) and drops the rest:
+    the next run's batches offer them again.
+    """
+
+    def __init__(self, spark: SparkSession, config: Config) -> None:
+        # A session of its own: the batches set their transaction id and commit note as
+        # session-wide SQL settings (``sinks.transaction``), which a commit of upkeep's made in
+        # the same session while a batch writes would carry, and the reverse.
+        self._spark = spark.newSession()
+        self._config = config
+        self._waiting: dict[str, Table] = {}
+        self._batch_id = 0
+        self._clock_ms: int | None = None
+        self._changed = threading.Condition()
+        self._stopping = False
+        self._busy = False
+        #: Tables tidied by this thread (the tests and the log read it).
+        self.tidied: list[tidying.Tidied] = []
+        self._thread = threading.Thread(target=self._run, name="groupwatch-upkeep", daemon=True)
+        self._thread.start()
+
+    def offer(self, turns: Iterable[Table], batch_id: int, clock_ms: int | None) -> None:
+        """Batch ``batch_id``'s turns (``due``) handed over, with the stream's clock then."""
+        with self._changed:
+            for table in turns:
+                self._waiting.setdefault(table.name, table)
+            self._batch_id = batch_id
+            if clock_ms is not None:
+                self._clock_ms = clock_ms
+            self._changed.notify()
+
+    def idle(self, timeout: float) -> bool:
+        """Waits until no turn waits or runs (at most ``timeout`` s); whether it is so."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._waiting or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
+
+    def stop(self, timeout: float = 600.0) -> None:
+        """Ends the thread: the table under way is finished (up to ``timeout`` s), the
+        waiting ones are dropped."""
+        with self._changed:
+            self._stopping = True
+            self._waiting.clear()
+            self._changed.notify_all()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._waiting and not self._stopping:
+                    self._changed.wait()
+                if self._stopping:
+                    return
+                name = next(iter(self._waiting))
+                table = self._waiting.pop(name)
+                batch_id, clock_ms = self._batch_id, self._clock_ms
+                self._busy = True
+            try:
+                self.tidied.extend(tidy(self._spark, self._config, (table,), batch_id, clock_ms))
+            except Exception:
+                # Never the end of the job: the table's next turn tries again.
+                log.exception("upkeep of %s failed; its next turn tries again", table.name)
+            finally:
+                with self._changed:
+                    self._busy = False
+                    self._changed.notify_all()
 
 
 #: The tables the history rule cuts (:func:`groupwatch.upkeep.expire_history`).
@@ -212,8 +325,7 @@ def _tidy_by_spark(
             if metrics is not None:
                 compacted = int(metrics["metrics"]["numFilesRemoved"])
                 written = int(metrics["metrics"]["numFilesAdded"])
-            # No argument: the table's own deletedFileRetentionDuration.
-            target.vacuum()
+            _vacuum(spark, config.table_path(table.name), target)
     except Exception as exc:
         if not sinks.is_conflict(exc):
             raise
@@ -226,3 +338,25 @@ def _tidy_by_spark(
         conflict=conflict,
         seconds=time.monotonic() - started,
     )
+
+
+#: Delta's refusal of a VACUUM LITE whose log no longer reaches back far enough.
+_LITE_REFUSED = "DELTA_CANNOT_VACUUM_LITE"
+
+
+def _vacuum(spark: SparkSession, path: str, target: DeltaTable) -> None:
+    """VACUUM with the table's own ``deletedFileRetentionDuration``: LITE, the files to delete
+    taken from the log's remove actions, without listing the table's folder; FULL where Delta
+    refuses LITE (the log, cut back, no longer reaches the last VACUUM).
+
+    On S3 a FULL VACUUM took 30-42 s a table whatever its size, empty tables too, most of it
+    listing the folder through S3A; LITE 7 s (``docs/performance.md``, "Tables on S3").
+    LITE does not see files no commit ever referenced (those of a write killed before its
+    commit): they stay until a refusal brings a FULL one, or an operator's ``VACUUM``."""
+    try:
+        spark.sql(f"VACUUM delta.`{path}` LITE").collect()
+    except Exception as exc:
+        if _LITE_REFUSED not in str(exc):
+            raise
+        log.info("upkeep: VACUUM LITE refused for %s, a full one instead", path)
+        target.vacuum()
