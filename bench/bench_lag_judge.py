@@ -10,7 +10,7 @@ partition's log end at its highest committed offset plus, for a ``--lagging`` sh
 partitions, records that grow each poll (so most partitions are idle and some lag, as on a
 real cluster); the last ``--silent`` polls have no answer (the brokers did not answer: the
 last answers judged again, the rows marked stale).  Times each part of
-:meth:`groupwatch.spark.lag.LagPoller.poll` that runs in Python, per poll: reading the
+:meth:`groupwatch.spark.lag_poller.LagPoller.poll` that runs in Python, per poll: reading the
 commits and the owners, the owners joined to the commits (before the answer, where the code
 has ``FleetKeeper.prepare``), the judgement, the rows for Delta.  The cyclic garbage collector is
 off during the polls, as the job's poller has it (``--gc`` keeps it on).  ``--baseline
@@ -79,21 +79,17 @@ def main() -> int:
     from groupwatch import config as config_mod
     from groupwatch import tables
     from groupwatch.detect.lag.model import EndOffset
-    from groupwatch.detect.lag.poll import LagKeeper
-    from groupwatch.spark import lag
+    from groupwatch.spark import lag_answer, lag_owners, lag_read, lag_rows
 
     conf = Path(os.environ.get("BENCH_LAG_CONF", ROOT / "conf"))
     cfg = config_mod.load(conf / "local.toml", env={}, overrides=[f"delta.root={args.delta_root}"])
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"bench_lag_judge: {os.cpu_count()} cores, load {load}", flush=True)
-    columns = hasattr(lag, "read_commit_table")  # the keeper that judges as columns
-    if columns:
-        from groupwatch.detect.lag.fleet import FleetKeeper
+    columns = True  # the keeper that judges as columns, as the job's
+    from groupwatch.detect.lag.fleet import FleetKeeper
 
-        keeper: Any = FleetKeeper(cfg.lag.rules())
-    else:
-        keeper = LagKeeper(cfg.lag.rules())
-    reader = lag.OwnerReader(cfg)  # kept from poll to poll, as the job keeps it
+    keeper: Any = FleetKeeper(cfg.lag.rules())
+    reader = lag_owners.OwnerReader(cfg)  # kept from poll to poll, as the job keeps it
     rng = random.Random(1)
     top: dict[tuple[str, int], int] = {}
     growing: set[tuple[str, int]] = set()
@@ -106,16 +102,11 @@ def main() -> int:
     for poll in range(args.polls):
         t: dict[str, float] = {}
         started = time.perf_counter()
-        commits: Any = lag.read_commit_table(cfg) if columns else lag.read_commits(cfg)
+        commits: Any = lag_read.read_commit_table(cfg) if columns else lag_read.read_commits(cfg)
         t["read commits"] = time.perf_counter() - started
         if columns:
             started = time.perf_counter()
-            if hasattr(lag, "committed_partitions"):
-                lag.committed_partitions(commits)
-            else:  # a baseline from before it
-                from groupwatch.detect.lag.fleet import floors_of
-
-                lag.by_topic(sorted(floors_of(commits)))
+            lag_answer.committed_partitions(commits)
             t["partitions to ask"] = time.perf_counter() - started
         if columns and args.churn and poll:
             commits = _churned_commits(commits, rng)
@@ -164,12 +155,10 @@ def main() -> int:
         t["judge"] = time.perf_counter() - started
         started = time.perf_counter()
         if columns:
-            lag.timed(result.table)
-        elif hasattr(lag, "partition_lag_table"):
-            lag.partition_lag_table(result.rows)
-        else:  # a baseline from before it
-            lag._arrow(tables.PARTITION_LAG, lag.partition_rows(result.rows))
-        lag._arrow(tables.LAG_HISTORY, lag.topic_rows(result.topics))
+            lag_rows.timed(result.table)
+        else:
+            lag_rows.partition_lag_table(result.rows)
+        lag_rows._arrow(tables.LAG_HISTORY, lag_rows.topic_rows(result.topics))
         t["rows for Delta"] = time.perf_counter() - started
         total = sum(t.values())
         statuses: dict[str, int] = {}

@@ -1,8 +1,8 @@
-"""Benchmark: the job's end-offset poll (``groupwatch.spark.lag.OffsetAsker``: a Kafka consumer's
-``endOffsets`` and ``beginningOffsets`` in the driver's JVM, the partitions handed over as one
-JSON text) over many partitions, against kafka-python's admin client asking the same (the
-baseline, in the same run) and Kafka's Admin ``listOffsets`` with its request maps built call
-by call over Py4J (the job's way before).
+"""Benchmark: the job's end-offset poll (``groupwatch.spark.lag_ask.OffsetAsker``: a Kafka
+consumer's ``endOffsets`` and ``beginningOffsets`` in the driver's JVM, the partitions handed
+over as one JSON text) over many partitions, against kafka-python's admin client asking the
+same (the baseline, in the same run) and Kafka's Admin ``listOffsets`` with its request maps
+built call by call over Py4J (the job's way before).
 
     .venv/bin/python bench/bench_lag_poll.py [--topics 8] [--partitions 250] [--repeat 5]
         [--request-only 246000]
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from groupwatch import config as config_mod
-from groupwatch.spark.lag import TP
+from groupwatch.detect.lag.poll import TP
 
 #: The Admin answer's text: ``topic-partition=ListOffsetsResultInfo(offset=N, ...``.
 _ADMIN_RESULT = re.compile(r"([A-Za-z0-9._-]+)-(\d+)=ListOffsetsResultInfo\(offset=(-?\d+)")
@@ -90,8 +90,9 @@ def main() -> int:
     from kafka import KafkaProducer
     from kafka.admin import KafkaAdminClient, NewTopic
 
-    from groupwatch.detect.lag.brokers import end_offsets
-    from groupwatch.spark.lag import OffsetAsker, by_topic
+    from groupwatch.broker_client import end_offsets
+    from groupwatch.spark.lag_answer import by_topic
+    from groupwatch.spark.lag_ask import OffsetAsker
     from groupwatch.spark.session import build_session
     from groupwatch_dev.broker import LocalBroker
 

@@ -8,7 +8,7 @@ partition, a minute apart, each partition's end growing by 100 a row: the busy p
 history at the shipped ``lag.history_row_seconds``) and a ``committed_offsets`` table: a
 group a row behind on every partition, and on a ``--behind`` share a group stopped at the
 day's start.  Then, each in a process of its own (its peak memory its own): the job's
-read-back (``groupwatch.spark.lag.read_history``: the table scanned batch by batch, each
+read-back (``groupwatch.spark.lag_read.read_history``: the table scanned batch by batch, each
 reduced to the committed partitions' windows) against the read-back before it (the whole
 table since ``lag.history_hours`` as Python rows, sorted: the code of 4353466, inlined
 here), and what each hands the keeper.
@@ -81,30 +81,40 @@ def _build(root: Path, partitions: int, rows: int, behind: float) -> None:
     )
 
 
+def _ms(value: object) -> int | None:
+    """A timestamp column's value in ms, as the baseline's read-back took it."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return int(value.timestamp() * 1000)
+    return int(value)  # type: ignore[call-overload]
+
+
 def _child(root: Path, way: str) -> None:
     from groupwatch import config as config_mod
+    from groupwatch import tables
     from groupwatch.detect.lag.model import EndOffset
     from groupwatch.detect.lag.poll import commit_floors
-    from groupwatch.spark import lag
+    from groupwatch.spark import lag_read, lag_store
 
     cfg = config_mod.load(None, env={}, overrides=[f"delta.root={root}"])
     since = int(time.time() * 1000) - cfg.lag.history_hours * 3_600_000
     began = time.perf_counter()
-    floors = commit_floors(lag.read_commits(cfg))
+    floors = commit_floors(lag_read.read_commits(cfg))
     if way == "now":
-        rows, newest = lag.read_history(cfg, since, floors)
+        rows, newest = lag_read.read_history(cfg, since, floors)
         points = len(rows) + len(newest)
     else:
-        data = lag._read(
+        data = lag_store.read_columns(
             cfg,
-            lag.tables.END_OFFSETS,
+            tables.END_OFFSETS,
             ["topic", "partition", "start_offset", "end_offset", "observed_at"],
         )
         assert data is not None
         every = [
             EndOffset(r["topic"], r["partition"], r["start_offset"], r["end_offset"], at)
             for r in data.to_pylist()
-            if (at := lag._ms(r["observed_at"])) is not None and at >= since
+            if (at := _ms(r["observed_at"])) is not None and at >= since
         ]
         every.sort(key=lambda e: (e.topic, e.partition, e.observed_ms))
         points = len(every)
