@@ -35,7 +35,6 @@ import os
 import random
 import re
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ import pytest
 from groupwatch.tables import POLLED_TABLES, TABLES
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import load, raw_records, scenario_files
+from tests import jobprocess
 from tests.integration.test_job_scenarios import namespaced
 
 MIRROR = "crash-mirror"
@@ -148,22 +148,6 @@ def _command(
     return [str(exe), "run", "--once", *[a for s in settings for a in ("--set", s)]]
 
 
-def _start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
-    # Its own process group, so one killpg reaches the JVM and the Python workers too.
-    return subprocess.Popen(
-        cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def _finish(proc: subprocess.Popen[bytes], log: Path) -> None:
-    try:
-        code = proc.wait(RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail(f"the job did not finish in {RUN_TIMEOUT}s:\n{log.read_text()[-4000:]}")
-    assert code == 0, log.read_text()[-4000:]
-
-
 def batch_ids(root: Path) -> list[int]:
     """The batch ids of the checkpoint's offset log (each written before its batch runs)."""
     offsets = root / "checkpoints" / "groupwatch" / "offsets"
@@ -247,7 +231,9 @@ def run(broker: str, root: Path) -> CrashRuns:
 
     clean, crashed = root / "clean", root / "crashed"
     log = root / "job.log"
-    _finish(_start(_command(broker, clean, counts, CLEAN_WRITES, 0), log), log)
+    jobprocess.finish(
+        jobprocess.start(_command(broker, clean, counts, CLEAN_WRITES, 0), log), log, RUN_TIMEOUT
+    )
     ids = batch_ids(clean)
     total = ids[-1] + 1
 
@@ -256,7 +242,7 @@ def run(broker: str, root: Path) -> CrashRuns:
         # After a kill the next restart replays the batch it interrupted: wait for a batch
         # this run begins itself.
         target = max(drawn, (batch_ids(crashed) or [-1])[-1] + 1)
-        proc = _start(_command(broker, crashed, counts, MIXED_WRITES, 1024), log)
+        proc = jobprocess.start(_command(broker, crashed, counts, MIXED_WRITES, 1024), log)
         deadline = time.monotonic() + RUN_TIMEOUT
         while (batch_ids(crashed) or [-1])[-1] < target:
             if proc.poll() is not None:
@@ -271,5 +257,9 @@ def run(broker: str, root: Path) -> CrashRuns:
         kept = batch_ids(crashed)
         kills.append(Kill(target, late, tuple(kept), _upkeep_commits(crashed)))
         print(f"kill {len(kills)} during batch {kept[-1]} of {total}; the checkpoint kept {kept}")
-    _finish(_start(_command(broker, crashed, counts, MIXED_WRITES, 1024), log), log)
+    jobprocess.finish(
+        jobprocess.start(_command(broker, crashed, counts, MIXED_WRITES, 1024), log),
+        log,
+        RUN_TIMEOUT,
+    )
     return CrashRuns(clean, crashed, records, tuple(ids), tuple(kills), seed)

@@ -16,7 +16,6 @@ import contextlib
 import errno
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import pytest
 
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+from tests import jobprocess
 from tests.integration.crash import _batches_started, _table
 from tests.integration.test_job_scenarios import namespaced
 
@@ -79,21 +79,6 @@ def _command(
     return [str(exe), "run", "--once", *[a for s in settings for a in ("--set", s)]]
 
 
-def _start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
-    # Its own process group, so one killpg reaches the JVM and the Python workers too.
-    return subprocess.Popen(
-        cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def _wait(proc: subprocess.Popen[bytes], log: Path) -> int:
-    try:
-        return proc.wait(RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail(f"the job did not finish in {RUN_TIMEOUT}s:\n{log.read_text()[-4000:]}")
-
-
 def _wait_for_batch(root: Path, batch: int, proc: subprocess.Popen[bytes], log: Path) -> None:
     """Until the job has begun ``batch`` (Spark logs a batch's offsets before it runs it)."""
     deadline = time.monotonic() + RUN_TIMEOUT
@@ -121,7 +106,9 @@ def clean(broker: str, mirror: dict[str, int], tmp_path_factory: pytest.TempPath
     """The uninterrupted run: the whole mirror in one batch."""
     root = tmp_path_factory.mktemp("clean")
     log = root / "job.log"
-    code = _wait(_start(_command(broker, root, mirror, 0), log), log)
+    code = jobprocess.wait(
+        jobprocess.start(_command(broker, root, mirror, 0), log), log, RUN_TIMEOUT
+    )
     assert code == 0, log.read_text()[-4000:]
     assert _table(root, "findings"), "the input should have produced findings"
     assert _table(root, "quarantine"), "the input should have produced quarantine rows"
@@ -169,13 +156,13 @@ def test_disk_full_ends_the_job_and_a_restart_continues(
     with _small_disk(tmp_path / "disk", "64m") as disk:
         cmd = _command(broker, disk, mirror, 5)
         log = tmp_path / "job.log"
-        proc = _start(cmd, log)
+        proc = jobprocess.start(cmd, log)
         # The mirror is read in a few batches (Spark's rate limit gives every partition with
         # records at least one a batch): fill the disk once the first has begun.
         _wait_for_batch(disk, 0, proc, log)
         filler = disk / "filler"
         _fill(filler)
-        code = _wait(proc, log)
+        code = jobprocess.wait(proc, log, RUN_TIMEOUT)
         text = log.read_text()
         assert code == 1, text[-4000:]
         # Spark's and py4j's own log lines say what failed where, with their stack traces;
@@ -189,5 +176,7 @@ def test_disk_full_ends_the_job_and_a_restart_continues(
         assert errors[-1] == ours[0], errors
 
         filler.unlink()
-        assert _wait(_start(cmd, log), log) == 0, log.read_text()[-4000:]
+        assert jobprocess.wait(jobprocess.start(cmd, log), log, RUN_TIMEOUT) == 0, log.read_text()[
+            -4000:
+        ]
         same_tables(clean, disk)

@@ -19,7 +19,6 @@ import json
 import os
 import random
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from groupwatch.deltaread import DeltaStore
 from groupwatch.tables import POLLED_TABLES, TABLES
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
+from tests import jobprocess
 from tests.integration.test_job_scenarios import namespaced
 from tests.realgroups import run_once
 from tests.s3.server import S3Server
@@ -97,22 +97,6 @@ class Runs:
     batches: int
 
 
-def _start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    # Its own process group, so one killpg reaches the JVM and the Python workers too.
-    return subprocess.Popen(
-        cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True, env=env
-    )
-
-
-def _finish(proc: subprocess.Popen[bytes], log: Path) -> None:
-    try:
-        code = proc.wait(RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail(f"the job did not finish in {RUN_TIMEOUT}s:\n{log.read_text()[-4000:]}")
-    assert code == 0, log.read_text()[-4000:]
-
-
 def _logged(checkpoint: Path, kind: str) -> int:
     """Batches the query's checkpoint logged as begun (``offsets``) or done (``commits``)."""
     folder = checkpoint / "groupwatch" / kind
@@ -155,7 +139,7 @@ def runs(
     env = {**os.environ, **s3.env()}
     log = tmp / "job.log"
 
-    proc = _start(cmd, env, log)
+    proc = jobprocess.start(cmd, log, env)
     # Kill inside a batch past the first (its offsets logged, its commit not yet), at a random
     # moment of it: a batch on S3 makes a dozen Spark commits, seconds.
     deadline = time.monotonic() + RUN_TIMEOUT
@@ -171,7 +155,7 @@ def runs(
     assert begun > done, "the kill landed between batches, not inside one"
     assert done < total
 
-    _finish(_start(cmd, env, log), log)
+    jobprocess.finish(jobprocess.start(cmd, log, env), log, RUN_TIMEOUT)
     assert _logged(checkpoint, "commits") == total
 
     # This process's AWS chain and the shared session's fs.s3a settings, for the reads and
