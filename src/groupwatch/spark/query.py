@@ -153,6 +153,8 @@ class GroupwatchQuery:
         #: The continuous run's lag poll beside the batches; without it a batch that read
         #: everything available polls at its end.
         self._lag_thread: LagThread[Judged] | None = None
+        #: Whether ``ensure_tables`` ran (the batches and the lag poll both need it first).
+        self._tables_ensured = False
         #: Upkeep's turns beside the batches, for tables on an object store (started with the
         #: first turn there; ``close`` stops it).
         self._upkeep_thread: upkeep.UpkeepThread | None = None
@@ -192,8 +194,17 @@ class GroupwatchQuery:
         return python_stage.output_schemas(self.spark)
 
     # -- the query -----------------------------------------------------------------------------
+    def ensure_tables(self) -> None:
+        """Every table made or brought up to date, once per query: before the lag poll's
+        first write as well as the batches' (a poll that made a table itself, with
+        delta-rs, would race Spark's creating it: DELTA_PROTOCOL_CHANGED)."""
+        with self.lock:
+            if not self._tables_ensured:
+                sinks.ensure_tables(self.spark, self.config)
+                self._tables_ensured = True
+
     def writer(self, *, once: bool) -> DataStreamWriter:
-        sinks.ensure_tables(self.spark, self.config)
+        self.ensure_tables()
         rows = read_source(self.spark, self.config).select(*source.SOURCE_COLUMNS)
         writer = (
             rows.writeStream.foreachBatch(self.process_batch)
@@ -207,6 +218,7 @@ class GroupwatchQuery:
     def lag_thread(self) -> LagThread[Judged]:
         """The lag poll beside the batches (a continuous query's, started with it; ``stop``
         it before the query stops): it judges while batches run and writes between them."""
+        self.ensure_tables()
         self._lag_thread = LagThread(
             self.lock, self.lag.known, self.lag.judge_due, self._write_lag
         ).start()
