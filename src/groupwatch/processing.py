@@ -168,8 +168,9 @@ def process_group(
         SHARE_PARTITION_STATE,
         [
             share_rows.state_row(s, record, names)
-            for _, (s, record) in sorted(share_now.items())
             if s is not None
+            else share_rows.removal_row(key, record, names)
+            for key, (s, record) in sorted(share_now.items())
         ],
     )
     result.pending_until = analyzer.pending_until(group)

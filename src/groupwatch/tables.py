@@ -100,6 +100,11 @@ class Table:
     #: can match: a MERGE names its source's groups' buckets in its condition, so that the
     #: files of the other buckets are neither read nor rewritten (empty: no such column).
     merge_bucket: str = ""
+    #: A condition on a MERGE's source row (alias ``s``) that makes it a removal: the matched
+    #: row is deleted and nothing inserted (empty: every source row is kept).  A batch's rows
+    #: say so where a key's newest record is a tombstone: a row of the thing as it now is
+    #: must go with the thing.
+    removed_when: str = ""
 
     def merge_scope(self, groups: Iterable[str | None]) -> str:
         """The condition on the table's side (alias ``t``) that the rows a MERGE of rows of
@@ -606,7 +611,9 @@ class SharePartitionRow:
     topic_id: str | None = column("string", "topic id, as the share coordinator keys it")
     partition: int | None = column("int", "partition")
     start_offset: int | None = column(
-        "bigint", "share-partition start offset (SPSO): everything before it is done with"
+        "bigint",
+        "share-partition start offset (SPSO): everything before it is done with (never null "
+        "in the table: a batch's row with none removes the partition, its state deleted)",
     )
     state_epoch: int | None = column("int", "state epoch of the newest snapshot (-1: none seen)")
     leader_epoch: int | None = column("int", "leader epoch the share coordinator last wrote")
@@ -645,6 +652,9 @@ SHARE_PARTITION_STATE = Table(
     "as of its newest `__share_group_state` record (docs/lag.md, share groups).",
     SharePartitionRow,
     key=("group", "topic_id", "partition"),
+    # The share coordinator's tombstones (the share group deleted, or the topic): the
+    # partition has no state any more, and a row of it would show a lag nobody owes.
+    removed_when="s.start_offset IS NULL",
 )
 
 
@@ -797,6 +807,8 @@ def markdown() -> str:
             out += [f"Partitioned by `{', '.join(table.partition_by)}`.", ""]
         if table.key:
             out += [f"Identified by `{', '.join(table.key)}`.", ""]
+        if table.removed_when:
+            out += [f"A batch's row where `{table.removed_when[2:]}` removes its key's row.", ""]
         out += ["| column | type | meaning |", "|---|---|---|"]
         out += [f"| `{c.name}` | `{c.ddl}` | {c.doc} |" for c in table.columns]
         out.append("")

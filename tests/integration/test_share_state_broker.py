@@ -13,7 +13,9 @@ where the state must say what the consumers did and what Kafka's Admin
 In the same run a second share group's two consumers poll, acknowledge nothing and poll no more
 while records wait: replayed up to that moment (both coordinators' topics) with the brokers' end
 offsets then, each partition is ``share_partition_stalled`` at the start offset Admin reports,
-naming the members the brokers describe as assigned it.
+naming the members the brokers describe as assigned it. Then that group is deleted (Admin
+``deleteShareGroups``): its partitions' states are tombstoned, and the job's
+``share_partition_state`` keeps no row of it.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ def run(any_broker: tuple[str, str]) -> dict[str, Any]:
         "offsets_dump": dump_topic(broker, "__consumer_offsets"),
         "deliveries": [e for e in events if e["event"] == "delivery"],
         "steps": {e["step"]: e for e in events if e["event"] == "step"},
+        "deleted": [e["group"] for e in events if e["event"] == "deleted"],
         "dump": dump_topic(broker, SHARE_STATE_TOPIC),
     }
 
@@ -162,6 +165,23 @@ def test_the_poison_record_is_archived_with_the_deliveries_the_consumer_saw(
     # Drained past it: the SPSO moved beyond the archived record, which leaves the state.
     drained = {s.key.partition: s for s in _book_at(run, "drained").of_group(GROUP)}
     assert drained[0].start_offset > POISON and drained[0].archived_ranges == ()
+
+
+def test_the_deleted_groups_partitions_states_are_tombstoned(run: dict[str, Any]) -> None:
+    """The stalled group deleted at the run's end (Admin ``deleteShareGroups``): the share
+    coordinator wrote a tombstone of each partition's state it held, and a replay of the whole
+    topic keeps no state of the group (the other group's stay)."""
+    assert run["deleted"] == [STALL_GROUP]
+    stall = [r for r in map(_decoded, run["dump"]) if r.group == STALL_GROUP]
+    held = {(kafka_uuid(r.key.topic_id), r.key.partition) for r in stall if r.value is not None}
+    gone = {(kafka_uuid(r.key.topic_id), r.key.partition) for r in stall if r.value is None}
+    assert held and gone == held
+    assert {t for t, _ in held} == {run["stall_topic_id"]}
+    book = ShareStateBook()
+    for line in run["dump"]:
+        book.add(_decoded(line))
+    assert list(book.of_group(STALL_GROUP)) == []
+    assert {s.key.partition for s in book.of_group(GROUP)} == set(range(PARTITIONS))
 
 
 def test_analyze_raises_the_archived_record_once_and_nothing_else(run: dict[str, Any]) -> None:
@@ -297,10 +317,12 @@ def job_tables(
         "delta.driver_write_rows=0",
     )
     names = ("share_partition_state", "share_partition_history", "findings", "quarantine")
-    return {
+    got: dict[str, Any] = {
         name: {t: _rows(spark, cfg, t) for t in names}
         for name, cfg in (("one", one), ("many", many))
     }
+    got["configs"] = {"one": one, "many": many}
+    return got
 
 
 _STATE_COLUMNS = (
@@ -345,12 +367,16 @@ def test_the_job_keeps_each_share_partition_as_analyze_and_admin_see_it(
             for r in job_tables[name]["share_partition_state"]
         }
         assert len(got) == len(job_tables[name]["share_partition_state"])  # one row each
-        assert set(got) == set(want) and {k[0] for k in got} >= {GROUP, STALL_GROUP}
+        # The deleted group's rows went with its states' tombstones (in the one batch that
+        # also held its states, and in a later batch than theirs, by Spark's MERGE).
+        assert set(got) == set(want) and {k[0] for k in got} == {GROUP}
         for k, row in got.items():
             assert {c: row[c] for c in _STATE_COLUMNS} == {c: want[k][c] for c in _STATE_COLUMNS}
             assert row["observed_at"] is not None and row["end_observed_at"] is not None
         history = job_tables[name]["share_partition_history"]
         assert len(history) == len(run["dump"])
+        removed = {r["partition"] for r in history if r["group"] == STALL_GROUP and r["deleted"]}
+        assert removed and removed <= set(range(PARTITIONS))
     drained = run["steps"]["drained"]
     for admin in drained["admin"]:
         [row] = [
@@ -390,3 +416,31 @@ def test_a_share_state_topic_that_does_not_exist_does_not_stop_the_job(
     snaps = _rows(spark, cfg, "group_snapshots")
     assert {s["group"] for s in snaps} >= {GROUP}
     assert _rows(spark, cfg, "share_partition_state") == []
+
+
+@pytest.mark.spark
+def test_a_restarted_job_shows_the_share_gauges_of_the_tables_at_once(
+    run: dict[str, Any], spark: Any, job_tables: dict[str, Any]
+) -> None:
+    """A job started over the tables a run left sets the share gauges from
+    ``share_partition_state`` before any batch (a share group at rest writes no state record
+    that would set them): each (group, topic) the sums of its rows; the deleted group none."""
+    from groupwatch.spark.metrics import JobMetrics
+    from groupwatch.spark.query import GroupwatchQuery
+
+    cfg = job_tables["configs"]["many"]
+    metrics = JobMetrics()
+    GroupwatchQuery.from_config(spark, cfg, metrics=metrics).ensure_tables()
+    rows = job_tables["many"]["share_partition_state"]
+    for name, column in (
+        ("lag", "lag_records"),
+        ("in_flight", "in_flight_records"),
+        ("archived", "archived_records"),
+    ):
+        labels = {"group": GROUP, "topic": TOPIC}
+        value = metrics.registry.get_sample_value(f"groupwatch_share_{name}_records", labels)
+        assert value == sum(r[column] for r in rows if r["group"] == GROUP), name
+        stalled = {"group": STALL_GROUP, "topic": STALL_TOPIC}
+        assert (
+            metrics.registry.get_sample_value(f"groupwatch_share_{name}_records", stalled) is None
+        )

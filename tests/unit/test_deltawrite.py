@@ -228,3 +228,21 @@ def test_a_merge_by_expressions_carries_its_note(tmp_path: Path) -> None:
 def test_every_table_conforms_from_its_own_columns(table: tables.Table) -> None:
     empty = deltaread.schema(table.name).empty_table()
     assert deltawrite.conform(empty, table).schema.names == list(table.column_names)
+
+
+def test_a_removal_row_deletes_its_key_and_inserts_nothing(tmp_path: Path) -> None:
+    """``share_partition_state``'s ``removed_when`` (a row with no start offset): the matched
+    row is deleted, an unmatched removal inserts nothing, and the other rows of the same MERGE
+    are upserted as ever."""
+    table = tables.SHARE_PARTITION_STATE
+    path = _create(tmp_path, table)
+
+    def row(partition: int, start: int | None) -> dict[str, Any]:
+        return {"group": "q", "topic": "t", "topic_id": "id", "partition": partition,
+                "start_offset": start}  # fmt: skip
+
+    assert deltawrite.merge_once(path, table, _arrow(table, [row(0, 5), row(1, 7)]), APP, 1)
+    assert deltawrite.merge_once(
+        path, table, _arrow(table, [row(0, None), row(1, 9), row(2, None)]), APP, 2
+    )
+    assert [(r["partition"], r["start_offset"]) for r in _rows(path)] == [(1, 9)]

@@ -236,3 +236,41 @@ def test_deleted_topics_one_record_a_batch_with_the_jobs_commit_hints() -> None:
             seen = commits.setdefault(group, {})
             seen[topic] = max(partition, seen.get(topic, -1))
     assert expected and sorted(found) == expected
+
+
+def test_a_share_partitions_tombstone_is_a_removal_row_of_its_state() -> None:
+    """The share coordinator's tombstone (the share group deleted): the partition's
+    ``share_partition_state`` row of the batch has its key and no state, the table's
+    ``removed_when``, so the MERGE deletes the row; a later state is a row again."""
+    import uuid
+
+    from groupwatch.protocol import encode_key, encode_value
+    from groupwatch.protocol.models import ShareSnapshotKey, ShareSnapshotValue
+    from groupwatch.protocol.specs import SHARE_STATE_TOPIC
+    from groupwatch.tables import SHARE_PARTITION_STATE
+
+    topic_id = uuid.UUID("6a3b1f1e-0c1d-4f7e-9a55-0d5b8a2c3e44")
+    key = encode_key(ShareSnapshotKey("queue", topic_id, 0))
+    snap = encode_value(ShareSnapshotValue(0, 1, 0, -1, 900, 900, (), -1), 0)
+
+    def record(value: bytes | None, offset: int) -> SourceRecord:
+        return SourceRecord(key, value, SHARE_STATE_TOPIC, 0, offset, 1_700_000_000_000 + offset)
+
+    detector = load(None, env={}).detect.detector()
+
+    def rows(*records: SourceRecord) -> list[Any]:
+        result = process_group("queue", None, list(records), detector=detector, detected_at=NOW)
+        return list(result.rows[SHARE_PARTITION_STATE.name])
+
+    [kept] = rows(record(snap, 0))
+    assert kept.start_offset is not None and kept.partition == 0
+    [removed] = rows(record(snap, 0), record(None, 1))
+    assert (removed.group, removed.topic_id, removed.partition) == (
+        kept.group,
+        kept.topic_id,
+        kept.partition,
+    )
+    assert removed.start_offset is None and removed.source["offset"] == 1
+    assert SHARE_PARTITION_STATE.removed_when == "s.start_offset IS NULL"
+    [again] = rows(record(snap, 0), record(None, 1), record(snap, 2))
+    assert again.start_offset == kept.start_offset and again.source["offset"] == 2

@@ -17,6 +17,7 @@ def _row(partition: int, lag: int | None, in_flight: int, archived: int) -> dict
         "topic": "orders",
         "topic_id": "id",
         "partition": partition,
+        "start_offset": 0,
         "lag_records": lag,
         "in_flight_records": in_flight,
         "archived_records": archived,
@@ -41,3 +42,22 @@ def test_share_gauges_sum_the_newest_state_of_each_partition() -> None:
     m.share_partitions([_row(0, 0, 0, 0)])
     assert _value(m, "groupwatch_share_lag_records") == 6
     assert _value(m, "groupwatch_share_archived_records") == 0
+
+
+def test_a_removed_partition_leaves_the_sums_and_the_last_one_the_series() -> None:
+    """A removal row (no start offset: the share coordinator's tombstone, the group or topic
+    deleted) takes its partition out of the sums; the last one takes the series away, so an
+    alert on a deleted share group's lag resolves instead of firing for good."""
+    m = JobMetrics()
+    m.share_partitions([_row(0, 4, 2, 1), _row(1, 6, 0, 0)])
+    m.share_partitions([{**_row(1, None, 0, 0), "start_offset": None}])
+    assert _value(m, "groupwatch_share_lag_records") == 4
+    assert _value(m, "groupwatch_share_in_flight_records") == 2
+    m.share_partitions([{**_row(0, None, 0, 0), "start_offset": None}])
+    exposed = generate_latest(m.registry)
+    for name in ("lag", "in_flight", "archived"):
+        assert _value(m, f"groupwatch_share_{name}_records") is None
+        assert f"groupwatch_share_{name}_records{{".encode() not in exposed
+    # The group's name used again: its series come back.
+    m.share_partitions([_row(0, 3, 0, 0)])
+    assert _value(m, "groupwatch_share_lag_records") == 3

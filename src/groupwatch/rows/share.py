@@ -95,3 +95,23 @@ def state_row(
             "timestamp": record.timestamp_ms,
         },
     )
+
+
+def removal_row(
+    key: SharePartitionKey, record: SourceRecord, names: Mapping[str, str]
+) -> SharePartitionRow:
+    """The partition's removal, after a tombstone (``record``): its key and no state (a null
+    ``start_offset``, the table's ``removed_when``), so the MERGE deletes its row."""
+    return SharePartitionRow(
+        group=key.group,
+        topic=names.get(key.topic_id),
+        topic_id=key.topic_id,
+        partition=key.partition,
+        observed_at=timestamp(record.timestamp_ms),
+        source={
+            "topic": record.topic,
+            "partition": record.partition,
+            "offset": record.offset,
+            "timestamp": record.timestamp_ms,
+        },
+    )

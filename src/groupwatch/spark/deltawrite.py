@@ -240,9 +240,14 @@ def _merge(
         streamed_exec=False,
         commit_properties=_commit(app_id, batch_id, note),
     )
+    kept = None
+    if table.removed_when:
+        # As Spark's (sinks.merge): the first matching clause applies.
+        merger = merger.when_matched_delete(table.removed_when)
+        kept = f"NOT ({table.removed_when})"
     if update is True:
-        merger = merger.when_matched_update_all()
+        merger = merger.when_matched_update_all(kept)
     elif update:
-        merger = merger.when_matched_update(dict(update))
-    merger.when_not_matched_insert_all().execute()
+        merger = merger.when_matched_update(dict(update), kept)
+    merger.when_not_matched_insert_all(kept).execute()
     return True

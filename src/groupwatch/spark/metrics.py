@@ -7,6 +7,7 @@ function on the driver. The registry is the job's own, so tests can start severa
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import Any
@@ -126,14 +127,27 @@ class JobMetrics:
             if group is None or part is None:
                 continue
             key = (str(group), str(topic or row.get("topic_id")))
-            self._share.setdefault(key, {})[int(part)] = (
-                row.get("lag_records"),
-                int(row.get("in_flight_records") or 0),
-                int(row.get("archived_records") or 0),
-            )
+            known = self._share.setdefault(key, {})
+            if row.get("start_offset") is None:
+                # A removal (the state's tombstone): the partition is no one's to watch.
+                known.pop(int(part), None)
+            else:
+                known[int(part)] = (
+                    row.get("lag_records"),
+                    int(row.get("in_flight_records") or 0),
+                    int(row.get("archived_records") or 0),
+                )
             touched.add(key)
+        gauges = (self.share_lag_records, self.share_in_flight_records, self.share_archived_records)
         for key in touched:
             parts = self._share[key].values()
+            if not parts:
+                # Its last partition removed: the series go (an alert on them resolves).
+                del self._share[key]
+                for gauge in gauges:
+                    with contextlib.suppress(KeyError):  # a lag never known has no series
+                        gauge.remove(*key)
+                continue
             lags = [lag for lag, _, _ in parts if lag is not None]
             if lags:
                 self.share_lag_records.labels(*key).set(sum(lags))

@@ -202,6 +202,22 @@ class GroupwatchQuery:
             if not self._tables_ensured:
                 sinks.ensure_tables(self.spark, self.config)
                 self._tables_ensured = True
+                self._share_gauges()
+
+    def _share_gauges(self) -> None:
+        """The share gauges set from ``share_partition_state`` as the last run left it: a
+        restarted job shows each share group's lag at once, not after its next state record
+        (a share group at rest writes none). One read at start, a row per share partition."""
+        if self.metrics is None:
+            return
+        table = tables.SHARE_PARTITION_STATE
+        frame = self.spark.read.format("delta").load(self.config.table_path(table.name))
+        wanted = ("group", "topic", "topic_id", "partition", "start_offset")
+        counts = ("lag_records", "in_flight_records", "archived_records")
+        rows = frame.select(*wanted, *counts).collect()
+        self.metrics.share_partitions([r.asDict() for r in rows])
+        if rows:
+            log.info("share gauges: %d share partition(s) from the last run", len(rows))
 
     def writer(self, *, once: bool) -> DataStreamWriter:
         self.ensure_tables()

@@ -213,9 +213,14 @@ def merge(
     if scope:
         on += f" AND {scope}"
     builder = target.alias("t").merge(conform(df, table).alias("s"), on)
+    kept = None
+    if table.removed_when:
+        # The first matching clause applies: a removal deletes, the others update.
+        builder = builder.whenMatchedDelete(condition=table.removed_when)
+        kept = f"NOT ({table.removed_when})"
     if update:
-        builder = builder.whenMatchedUpdateAll()
-    builder = builder.whenNotMatchedInsertAll()
+        builder = builder.whenMatchedUpdateAll(condition=kept)
+    builder = builder.whenNotMatchedInsertAll(condition=kept)
     return builder.execute
 
 

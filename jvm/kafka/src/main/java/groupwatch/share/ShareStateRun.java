@@ -30,6 +30,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -90,6 +91,7 @@ public final class ShareStateRun {
 
             if (args.length > 6) {
                 stall(admin, bootstrap, args[6], args[7], partitions, perPartition, Long.parseLong(args[8]));
+                delete(admin, args[6]);
             }
         }
         System.out.flush();
@@ -185,6 +187,31 @@ public final class ShareStateRun {
         } finally {
             for (KafkaShareConsumer<byte[], byte[]> c : consumers) c.close(Duration.ofSeconds(5));
         }
+    }
+
+    /**
+     * The stalled group deleted once its consumers left (Admin {@code deleteShareGroups}, as
+     * {@code kafka-share-groups.sh --delete} does): the share coordinator writes a tombstone of
+     * each of its partitions' states. A group whose members are still leaving is not empty
+     * yet, and is asked again.
+     */
+    static void delete(Admin admin, String group) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            try {
+                admin.deleteShareGroups(List.of(group)).all().get(30, TimeUnit.SECONDS);
+                break;
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof GroupNotEmptyException)
+                        || System.currentTimeMillis() > deadline) throw e;
+                Thread.sleep(500);
+            }
+        }
+        ObjectNode d = JSON.createObjectNode();
+        d.put("event", "deleted");
+        d.put("group", group);
+        d.put("time_ms", System.currentTimeMillis());
+        say(d);
     }
 
     static Admin admin(String bootstrap) {
