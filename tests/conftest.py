@@ -62,6 +62,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+# A parallel run (`GROUPWATCH_TEST_WORKERS=2 scripts/test`, pytest-xdist) gives a whole module
+# to one worker, its module fixtures made once. Modules that share a session or package
+# fixture's expensive run go to the same worker as one unit, or each worker would make it again.
+SHARED_RUNS = {
+    "tests/integration/test_crash_safety.py": "crash_runs",
+    "tests/integration/test_crash_after_many_batches.py": "crash_runs",
+    "tests/dashboard/test_alert_e2e.py": "real_job",
+    "tests/dashboard/test_browser.py": "real_job",
+    "tests/dashboard/test_job_metrics.py": "real_job",
+}
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to in a parallel run: its module, or the shared run."""
+    path = nodeid.split("::", 1)[0]
+    return SHARED_RUNS.get(path, path)
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # the parallel run's plugin is a dev dependency
+    pass
+else:
+
+    class SharedRunScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """Whole modules per worker (as ``--dist loadfile``), the shared runs' modules as one
+        unit; the units with the most tests first (xdist's own order: sending the longest
+        first was measured slower, docs/testing.md)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> SharedRunScheduling:
+        return SharedRunScheduling(config, log)
+
+
 def refuse_in_quick_lane(what: str) -> None:
     """Fail (never skip) a test of the quick lane that starts ``what``: it needs a marker."""
     if os.environ.get(QUICK_LANE_ENV):
