@@ -124,10 +124,24 @@ def local_broker(name: str, kafka_version: str | None = None) -> Iterator[str]:
     shutil.rmtree(local.dir, ignore_errors=True)
 
 
+#: The release of the session's broker: the default, or another of the project's releases
+#: (``GROUPWATCH_TEST_KAFKA=4.4.0 scripts/test tests/fleet``: the real-client suites on the
+#: newest broker; docs/testing.md).
+SESSION_KAFKA_ENV = "GROUPWATCH_TEST_KAFKA"
+
+
+def session_kafka_version() -> str:
+    version = os.environ.get(SESSION_KAFKA_ENV) or DEFAULT_KAFKA_VERSION
+    if version not in KAFKA_VERSIONS:
+        raise pytest.UsageError(f"{SESSION_KAFKA_ENV}={version}: not one of {KAFKA_VERSIONS}")
+    return version
+
+
 @pytest.fixture(scope="session")
 def broker() -> Iterator[str]:
-    """A fresh single-node broker on loopback for this test session; yields its bootstrap."""
-    yield from local_broker(f"pytest-{os.getpid()}")
+    """A fresh single-node broker on loopback for this test session (the release
+    ``GROUPWATCH_TEST_KAFKA`` names, default 4.3.1); yields its bootstrap."""
+    yield from local_broker(f"pytest-{os.getpid()}", session_kafka_version())
 
 
 @pytest.fixture(scope="session")

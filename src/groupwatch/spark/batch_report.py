@@ -11,6 +11,7 @@ from groupwatch.protocol.specs import GROUP_METADATA_TYPE, OFFSET_COMMIT_TYPES, 
 
 if TYPE_CHECKING:
     from groupwatch.spark.batchlog import BatchLog
+    from groupwatch.spark.driver_tally import DriverTally
     from groupwatch.spark.metrics import JobMetrics
 
 #: Record types by the name the log and the metrics use (any other type is ``type_<n>``).
@@ -33,6 +34,8 @@ class BatchReport:
     #: Quarantine rows per stage (decode, validate).
     quarantined: dict[str, int]
     seconds: float
+    #: Rows and bytes the batch collected to the driver (None: not counted).
+    to_driver: DriverTally | None = None
 
 
 def records_by_name(counts: dict[int | None, int]) -> dict[str, int]:
@@ -70,7 +73,9 @@ def report(batch_log: BatchLog, metrics: JobMetrics | None, batch: BatchReport) 
         + ", ".join(f"{k} {v}" for k, v in sorted(merged.items()))
         + "); findings "
         + (", ".join(f"{k} {v}" for k, v in sorted(batch.findings.items())) or "none")
-        + f"; quarantined {batch.written.get('quarantine', 0)}; {batch.seconds:.1f}s",
+        + f"; quarantined {batch.written.get('quarantine', 0)}"
+        + ("" if batch.to_driver is None else f"; {batch.to_driver.line()}")
+        + f"; {batch.seconds:.1f}s",
     )
     if metrics is not None:
         for name, n in merged.items():
@@ -78,3 +83,6 @@ def report(batch_log: BatchLog, metrics: JobMetrics | None, batch: BatchReport) 
         for stage, n in batch.quarantined.items():
             metrics.quarantined.labels(stage).inc(n)
         metrics.last_batch_time.set(time.time())
+        if batch.to_driver is not None:
+            metrics.driver_collected_rows.inc(batch.to_driver.rows)
+            metrics.driver_collected_bytes.inc(batch.to_driver.nbytes)

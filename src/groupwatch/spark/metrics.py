@@ -82,6 +82,16 @@ class JobMetrics:
             ["group", "topic", "partition"],
             registry=r,
         )
+        self.driver_collected_rows = Counter(
+            "groupwatch_driver_collected_rows",
+            "Rows the batches collected to the driver (spark/driver_tally.py)",
+            registry=r,
+        )
+        self.driver_collected_bytes = Counter(
+            "groupwatch_driver_collected_bytes",
+            "Bytes (Arrow buffers) the batches collected to the driver",
+            registry=r,
+        )
         self.lag_poll_age = Gauge(
             "groupwatch_lag_poll_age_seconds",
             "Seconds since the last successful end-offset poll",

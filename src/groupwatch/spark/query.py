@@ -45,6 +45,7 @@ from groupwatch.spark import (
     commits_columns,
     committed,
     driver_stage,
+    driver_tally,
     offsets,
     python_stage,
     share_ends,
@@ -265,8 +266,8 @@ class GroupwatchQuery:
         self._step(BATCH, self._locked_batch, batch, batch_id)
 
     def _locked_batch(self, batch: DataFrame, batch_id: int) -> None:
-        with self.lock:
-            self._process_batch(batch, batch_id)
+        with self.lock, driver_tally.batch() as collected:
+            self._process_batch(batch, batch_id, collected)
 
     def _step(self, name: str, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """``fn`` run as the batch's step ``name``, its time told to the step clock."""
@@ -279,7 +280,9 @@ class GroupwatchQuery:
         finally:
             clock(name, time.perf_counter() - started)
 
-    def _process_batch(self, frame: DataFrame, batch_id: int) -> None:
+    def _process_batch(
+        self, frame: DataFrame, batch_id: int, collected: driver_tally.DriverTally | None = None
+    ) -> None:
         started = time.monotonic()
         split = source.split(frame, self.config.source.share_state_topic)
         completed = False
@@ -306,7 +309,7 @@ class GroupwatchQuery:
             )
             if stats.has_commits and self._small(batch):
                 # Aggregated on the driver from the batch's commits, collected once.
-                rows = source.commit_rows(batch.rows).toArrow()
+                rows = driver_tally.arrow("commits", source.commit_rows(batch.rows).toArrow())
                 malformed = self._step(
                     OFFSETS,
                     offsets.merge_aggregated,
@@ -371,6 +374,7 @@ class GroupwatchQuery:
                 findings=self._last_findings,
                 quarantined=self._last_quarantine,
                 seconds=time.monotonic() - started,
+                to_driver=collected,
             ),
         )
 
@@ -432,7 +436,7 @@ class GroupwatchQuery:
             # driver anyway: collected once here, the stage's semi-joins (the first commits',
             # the offset hints') read them as a local list instead of each computing them
             # again from the batch's records (a shuffle and a job each).
-            groups = self.spark.createDataFrame(groups.toArrow())
+            groups = self.spark.createDataFrame(driver_tally.arrow("groups", groups.toArrow()))
         stats = batch.stats
         if stats.has_commits:
             records = records.unionByName(
@@ -475,7 +479,9 @@ class GroupwatchQuery:
     ) -> dict[str, int]:
         """:meth:`_analyze` with the Python stage run on the driver: the batch's records
         collected in one Spark job, the state from the cache."""
-        rows = source.driver_rows(batch.rows, batch.malformed).toArrow()
+        rows = driver_tally.arrow(
+            "records", source.driver_rows(batch.rows, batch.malformed).toArrow()
+        )
         records, groups = driver_stage.records_of(rows, due)
         state = self.state.prior_arrow(groups, batch.batch_id)
         return self._step(OUTPUTS, self._run_on_driver, batch, records, state, views)

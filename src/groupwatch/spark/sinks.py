@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from groupwatch import locations, upkeep
 from groupwatch.config import Config
+from groupwatch.spark import driver_tally
 from groupwatch.tables import TABLES, Table
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def placed(
     is a scan: beyond what the driver takes, Spark writes ``df`` as it is, neither counted
     nor persisted again (a copy of a start-up's million rows, seconds)."""
     if bound is not None and on_driver(config, bound):
-        data = df.toArrow()
+        data = driver_tally.arrow("writes", df.toArrow())
         if data.num_rows:
             yield data, df
             return
@@ -164,7 +165,8 @@ def placed(
         return
     df = df.persist()
     try:
-        yield (df.toArrow() if on_driver(config, df.count()) else None), df
+        taken = on_driver(config, df.count())
+        yield (driver_tally.arrow("writes", df.toArrow()) if taken else None), df
     finally:
         df.unpersist()
 

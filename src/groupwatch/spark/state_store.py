@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from groupwatch import locations, tables
 from groupwatch.config import Config
-from groupwatch.spark import deltawrite, offsets, sinks
+from groupwatch.spark import deltawrite, driver_tally, offsets, sinks
 from groupwatch.spark.state_cache import OverBudget, StateCache, Version
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ def due_groups(
         .where(F.unix_millis("pending_until") <= partition_clock)
         .select("group")
     )
-    return sorted(r["group"] for r in due.collect())
+    return sorted(r["group"] for r in driver_tally.rows("due groups", due.collect()))
 
 
 def maintain(
@@ -481,7 +481,7 @@ class StateStore:
         """As :func:`prior_state`, the state from the cache when it can serve this batch."""
         if not self.serves(batch_id):
             return prior_state(self.spark, self.config, groups, batch_id)
-        asked = [r["group"] for r in groups.collect()]
+        asked = [r["group"] for r in driver_tally.rows("groups", groups.collect())]
         return self.spark.createDataFrame(self.prior_arrow(asked, batch_id))
 
     def prior_arrow(self, groups: list[str], batch_id: int) -> pa.Table:
@@ -505,12 +505,17 @@ class StateStore:
         path = locations.local_path(self.config.table_path(tables.GROUP_OFFSETS.name))
         if path is None:
             asked = self.spark.createDataFrame([(g,) for g in groups], "group string")
-            hints = offset_hints(self.spark, self.config, asked, batch_id).toArrow()
+            hints = driver_tally.arrow(
+                "offset hints", offset_hints(self.spark, self.config, asked, batch_id).toArrow()
+            )
         else:
             # Read on the driver: Spark plans a read of an earlier version by loading that
             # snapshot from the log, 1.3-1.6 s a batch on a table of 300 versions.
             version = offsets.version_before(self.spark, self.config, batch_id)
-            hints = local_offset_hints(path, version, [g for g in groups if g is not None])
+            hints = driver_tally.arrow(
+                "offset hints",
+                local_offset_hints(path, version, [g for g in groups if g is not None]),
+            )
         return pa.concat_tables([arrow, hints.cast(arrow.schema)])
 
     def record(self, batch_id: int, rows: pa.Table) -> None:
@@ -595,6 +600,7 @@ def load(spark: SparkSession, config: Config, cache: StateCache, batch_id: int) 
                 .select(*_CACHED, "batch_id")
                 .toArrow()
             )
+            driver_tally.arrow("state cache load", rows)
     finally:
         newest.unpersist()
     cache.reset(batch_id - 1, versions(rows))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from groupwatch import tables
 from groupwatch.config import Config
 from groupwatch.notify.inputs import AlertSnapshot, finding_of, snapshot_of
-from groupwatch.spark import deltawrite, output, sinks
+from groupwatch.spark import deltawrite, driver_tally, output, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -152,7 +152,7 @@ def collect(out: DataFrame) -> Collected:
     One Spark job over the persisted output; each table's array column is taken apart in
     Arrow (rows of the other tables hold it null, which flattens to nothing).
     """
-    return collect_arrow(out.toArrow())
+    return collect_arrow(driver_tally.arrow("output", out.toArrow()))
 
 
 def collect_arrow(arrow: pa.Table) -> Collected:
@@ -257,7 +257,9 @@ class SparkOutput(BatchOutput):
     def share_rows(self) -> pa.Table | None:
         if self.share is not None:
             return self.share
-        rows = table_rows(self.out, tables.SHARE_PARTITION_STATE).toArrow()
+        rows = driver_tally.arrow(
+            "share", table_rows(self.out, tables.SHARE_PARTITION_STATE).toArrow()
+        )
         return rows if rows.num_rows else None
 
     def with_share(self, rows: pa.Table) -> BatchOutput:
@@ -332,14 +334,19 @@ class SparkOutput(BatchOutput):
         )
 
     def states(self) -> pa.Table | None:
-        return table_rows(self.out, tables.GROUP_STATE).toArrow()
+        return driver_tally.arrow("state", table_rows(self.out, tables.GROUP_STATE).toArrow())
 
     def alert_rows(self, any_findings: bool) -> AlertRows:
-        found = table_rows(self.out, tables.FINDINGS).collect() if any_findings else []
-        snaps = self.rows.snapshots.select(*ALERT_SNAPSHOT_FIELDS).collect()
+        found = (
+            driver_tally.arrow("alerts", table_rows(self.out, tables.FINDINGS).toArrow())
+            if any_findings
+            else None
+        )
+        snaps = self.rows.snapshots.select(*ALERT_SNAPSHOT_FIELDS).toArrow()
+        driver_tally.arrow("alerts", snaps)
         return (
-            [finding_of(r.asDict()) for r in found],
-            [snapshot_of(r.asDict()) for r in snaps],
+            [] if found is None else [finding_of(r) for r in found.to_pylist()],
+            [snapshot_of(r) for r in snaps.to_pylist()],
         )
 
 
