@@ -195,8 +195,12 @@ def test_records_behind_equal_kafkas_admin_answer_for_every_partition(
     # Records waiting for seconds, not minutes: nothing stopped, stalled or lagging yet.
     found = [json.loads(line) for line in out.splitlines()]
     assert not [f for f in found if f["group"] in GROUPS and f["severity"] != "info"], found
-    assert {r["status"] for r in rows if r["lag_records"]} == {"ok"}
-    assert all(r["lag_seconds"] is not None and r["lag_seconds"] < 120 for r in rows)
+    # This module's groups only: the session's broker holds other modules' groups, some of
+    # them stopped on purpose (tests/modern leaves a KIP-848 consumer stopped with records
+    # behind), and which of them ran first depends on the run's order.
+    mine = [r for r in rows if r["group"] in GROUPS]
+    assert {r["status"] for r in mine if r["lag_records"]} == {"ok"}
+    assert all(r["lag_seconds"] is not None and r["lag_seconds"] < 120 for r in mine)
     assert "lag:" in err
 
 
@@ -260,4 +264,4 @@ def test_the_jobs_partition_lag_equals_kafkas_and_agrees_with_analyze(
     # Nothing alarming: the records have waited seconds.
     findings = table(spark, cfg, "findings").collect()
     lag_kinds = {"consumer_stopped", "consumer_stalled", "offset_rewound", "consumer_lagging"}
-    assert not [f for f in findings if f["kind"] in lag_kinds]
+    assert not [f for f in findings if f["kind"] in lag_kinds and f["group"] in GROUPS]
