@@ -53,7 +53,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * to the moment of each step.
  */
 public final class ShareStateRun {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    static final ObjectMapper JSON = new ObjectMapper();
     private static final String STATE_TOPIC = "__share_group_state";
 
     private ShareStateRun() {}
