@@ -1,6 +1,6 @@
 """The job's edge to the notifier (``BatchOutput.alert_rows`` in ``spark/writes``): a batch's
-findings and snapshots, collected as Arrow (a batch written from the driver) or as Spark rows,
-become the notifier's typed values, nulls as ``None``."""
+findings and snapshots, already on the driver as Arrow (a batch written from there) or collected
+from Spark's frames as Arrow, become the notifier's typed values, nulls as ``None``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
-from pyspark.sql import Row
 
 from groupwatch import tables
 from groupwatch.deltaread import schema
@@ -72,9 +71,11 @@ def _spark(snapshots: _Frame) -> writes.SparkOutput:
 
 
 class _Frame:
-    """What ``SparkOutput.alert_rows`` asks of a Spark frame: ``select`` and ``collect``."""
+    """What ``SparkOutput.alert_rows`` asks of a Spark frame: ``select`` and ``toArrow``
+    (the rows in the table's declared types, as Spark hands them over)."""
 
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
+    def __init__(self, table: tables.Table, rows: list[dict[str, Any]]) -> None:
+        self.table = table
         self.rows = rows
         self.selected: tuple[str, ...] = ()
 
@@ -82,15 +83,15 @@ class _Frame:
         self.selected = names
         return self
 
-    def collect(self) -> list[Row]:
-        names = self.selected or tuple(self.rows[0])
-        return [Row(**{n: r.get(n) for n in names}) for r in self.rows]
+    def toArrow(self) -> pa.Table:  # noqa: N802 - Spark's name
+        full = _arrow(self.table, self.rows)
+        return full.select(list(self.selected)) if self.selected else full
 
 
-def test_a_batch_collected_as_spark_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    found = _Frame([{c: r.get(c) for c in tables.FINDINGS.column_names} for r in FINDINGS])
+def test_a_batch_written_by_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = _Frame(tables.FINDINGS, FINDINGS)
     monkeypatch.setattr(writes, "table_rows", lambda out, table: found)
-    snaps = _Frame(SNAPSHOTS)
+    snaps = _Frame(tables.GROUP_SNAPSHOTS, SNAPSHOTS)
     got = _spark(snaps).alert_rows(True)
     assert got == EXPECTED
     assert snaps.selected == (
