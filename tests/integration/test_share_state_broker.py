@@ -369,7 +369,9 @@ def test_the_job_keeps_each_share_partition_as_analyze_and_admin_see_it(
         assert len(got) == len(job_tables[name]["share_partition_state"])  # one row each
         # The deleted group's rows went with its states' tombstones (in the one batch that
         # also held its states, and in a later batch than theirs, by Spark's MERGE).
-        assert set(got) == set(want) and {k[0] for k in got} == {GROUP}
+        # (Other modules' share groups on this broker may be there too: judged by theirs.)
+        groups = {k[0] for k in got}
+        assert set(got) == set(want) and GROUP in groups and STALL_GROUP not in groups
         for k, row in got.items():
             assert {c: row[c] for c in _STATE_COLUMNS} == {c: want[k][c] for c in _STATE_COLUMNS}
             assert row["observed_at"] is not None and row["end_observed_at"] is not None
