@@ -55,6 +55,20 @@ def dump_topic(bootstrap: str, topic: str) -> list[dict[str, Any]]:
         consumer.close()
 
 
+def decode_dumped(line: dict[str, Any]) -> Any:
+    """A line of :func:`dump_topic` decoded, as the job decodes the record."""
+    from groupwatch.protocol import decode_record
+
+    return decode_record(
+        base64.b64decode(line["key"]),
+        None if line["value"] is None else base64.b64decode(line["value"]),
+        topic=line["topic"],
+        partition=line["partition"],
+        offset=line["offset"],
+        timestamp=line["timestamp"],
+    )
+
+
 def make_config(broker: str, root: Path, *extra: str) -> config.Config:
     """The job on ``broker``, with fresh Delta and checkpoint roots under ``root``."""
     return config.load(

@@ -20,7 +20,6 @@ naming the members the brokers describe as assigned it. Then that group is delet
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -30,12 +29,11 @@ import pytest
 from groupwatch.cli import main
 from groupwatch.detect import Analyzer, DetectorConfig
 from groupwatch.detect.share.state import ARCHIVED, ShareStateBook
-from groupwatch.protocol import decode_record
 from groupwatch.protocol.command import decode_line
 from groupwatch.protocol.jsonview import kafka_uuid
 from groupwatch.protocol.specs import SHARE_STATE_TOPIC
 from tests.jvm import run_java
-from tests.realgroups import dump_topic
+from tests.realgroups import decode_dumped, dump_topic
 
 pytestmark = [pytest.mark.broker, pytest.mark.oracle]
 
@@ -83,30 +81,19 @@ def run(any_broker: tuple[str, str]) -> dict[str, Any]:
     }
 
 
-def _decoded(line: dict[str, Any]) -> Any:
-    return decode_record(
-        base64.b64decode(line["key"]),
-        None if line["value"] is None else base64.b64decode(line["value"]),
-        topic=line["topic"],
-        partition=line["partition"],
-        offset=line["offset"],
-        timestamp=line["timestamp"],
-    )
-
-
 def _book_at(run: dict[str, Any], step: str) -> ShareStateBook:
     """The states as of the step: the records the state topic held when Admin answered."""
     ends = run["steps"][step]["state_end_offsets"]
     book = ShareStateBook()
     for line in run["dump"]:
         if line["offset"] < ends[str(line["partition"])]:
-            book.add(_decoded(line))
+            book.add(decode_dumped(line))
     assert book.undecodable == 0
     return book
 
 
 def test_every_record_the_broker_wrote_decodes(run: dict[str, Any]) -> None:
-    records = [_decoded(line) for line in run["dump"]]
+    records = [decode_dumped(line) for line in run["dump"]]
     ours = [r for r in records if r.group == GROUP]
     assert ours, "the broker wrote no share state for the group"
     assert [r.error for r in records if r.error is not None] == []
@@ -125,7 +112,7 @@ def test_every_record_of_both_coordinators_topics_decodes_at_a_known_version(
 ) -> None:
     # Whatever the release writes, to either topic, is read whole: no error, none read as a
     # newer Kafka's (the share group's own records in __consumer_offsets included).
-    records = [_decoded(line) for line in run["offsets_dump"] + run["dump"]]
+    records = [decode_dumped(line) for line in run["offsets_dump"] + run["dump"]]
     assert [(r.record_type, r.error) for r in records if r.error is not None] == []
     assert [(r.record_type, r.value_version) for r in records if r.newer is not None] == []
     share_types = {
@@ -172,14 +159,14 @@ def test_the_deleted_groups_partitions_states_are_tombstoned(run: dict[str, Any]
     coordinator wrote a tombstone of each partition's state it held, and a replay of the whole
     topic keeps no state of the group (the other group's stay)."""
     assert run["deleted"] == [STALL_GROUP]
-    stall = [r for r in map(_decoded, run["dump"]) if r.group == STALL_GROUP]
+    stall = [r for r in map(decode_dumped, run["dump"]) if r.group == STALL_GROUP]
     held = {(kafka_uuid(r.key.topic_id), r.key.partition) for r in stall if r.value is not None}
     gone = {(kafka_uuid(r.key.topic_id), r.key.partition) for r in stall if r.value is None}
     assert held and gone == held
     assert {t for t, _ in held} == {run["stall_topic_id"]}
     book = ShareStateBook()
     for line in run["dump"]:
-        book.add(_decoded(line))
+        book.add(decode_dumped(line))
     assert list(book.of_group(STALL_GROUP)) == []
     assert {s.key.partition for s in book.of_group(GROUP)} == set(range(PARTITIONS))
 

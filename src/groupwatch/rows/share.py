@@ -88,12 +88,7 @@ def state_row(
         max_delivery_count=state.max_delivery_count,
         records_applied=state.records_applied,
         observed_at=timestamp(state.observed_at),
-        source={
-            "topic": record.topic,
-            "partition": record.partition,
-            "offset": record.offset,
-            "timestamp": record.timestamp_ms,
-        },
+        source=_source(record),
     )
 
 
@@ -108,10 +103,15 @@ def removal_row(
         topic_id=key.topic_id,
         partition=key.partition,
         observed_at=timestamp(record.timestamp_ms),
-        source={
-            "topic": record.topic,
-            "partition": record.partition,
-            "offset": record.offset,
-            "timestamp": record.timestamp_ms,
-        },
+        source=_source(record),
     )
+
+
+def _source(record: SourceRecord) -> dict[str, object]:
+    """The ``source`` struct of a row: where its newest record was read."""
+    return {
+        "topic": record.topic,
+        "partition": record.partition,
+        "offset": record.offset,
+        "timestamp": record.timestamp_ms,
+    }

@@ -83,10 +83,10 @@ def arrow(what: str, table: pa.Table) -> pa.Table:
     return table
 
 
-def rows(what: str, collected: list[T], nbytes: int = 0) -> list[T]:
-    """Rows collected as Spark ``Row``s for ``what`` (small answers: names, counts), counted
-    with ``nbytes`` if known."""
+def rows(what: str, collected: list[T]) -> list[T]:
+    """Rows collected as Spark ``Row``s for ``what`` (small answers: group names), counted
+    without their bytes (Spark gives none for them)."""
     tally = _current.get()
     if tally is not None:
-        tally.add(what, len(collected), nbytes)
+        tally.add(what, len(collected), 0)
     return collected

@@ -4,19 +4,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
-import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -34,13 +28,15 @@ public final class HealthyShareRun {
     /** A consumer on a thread of its own: polls and accepts until told to stop. */
     static final class Member implements Runnable {
         final String name;
+        final String topic;
         final Properties props;
         final AtomicInteger delivered;
         final AtomicBoolean stop = new AtomicBoolean();
         final Thread thread;
 
-        Member(String bootstrap, String group, String name, AtomicInteger delivered) {
+        Member(String bootstrap, String group, String topic, String name, AtomicInteger delivered) {
             this.name = name;
+            this.topic = topic;
             this.delivered = delivered;
             props = new Properties();
             props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -54,7 +50,7 @@ public final class HealthyShareRun {
         @Override
         public void run() {
             try (KafkaShareConsumer<byte[], byte[]> c = new KafkaShareConsumer<>(props)) {
-                c.subscribe(List.of(TOPIC.get()));
+                c.subscribe(List.of(topic));
                 while (!stop.get()) {
                     int got = 0;
                     for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) got++;
@@ -66,25 +62,16 @@ public final class HealthyShareRun {
         }
     }
 
-    /** The topic the members subscribe to (set once by main). */
-    static final java.util.concurrent.atomic.AtomicReference<String> TOPIC =
-        new java.util.concurrent.atomic.AtomicReference<>();
-
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0];
         String group = args[1];
         String topic = args[2];
         int partitions = Integer.parseInt(args[3]);
         int perRound = Integer.parseInt(args[4]);
-        TOPIC.set(topic);
         AtomicInteger delivered = new AtomicInteger();
         List<Member> members = new ArrayList<>();
         try (Admin admin = ShareStateRun.admin(bootstrap)) {
-            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
-            ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
-            admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(
-                new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
-                .all().get(30, TimeUnit.SECONDS);
+            ShareStateRun.topicReadFromEarliest(admin, group, topic, partitions);
             int produced = 0;
             int round = 0;
             for (String name : new String[] {"a", "b", "c", "-a"}) {
@@ -96,7 +83,7 @@ public final class HealthyShareRun {
                     members.remove(leaving);
                     event("left", leaving.name);
                 } else {
-                    Member m = new Member(bootstrap, group, name, delivered);
+                    Member m = new Member(bootstrap, group, topic, name, delivered);
                     members.add(m);
                     m.thread.start();
                     event("joined", name);

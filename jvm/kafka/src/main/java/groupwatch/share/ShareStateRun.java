@@ -66,12 +66,7 @@ public final class ShareStateRun {
         int perPartition = Integer.parseInt(args[4]);
         long poison = Long.parseLong(args[5]);
         try (Admin admin = admin(bootstrap)) {
-            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
-            // A new share group starts at the latest offset; this one reads from the first.
-            ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
-            admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(
-                new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
-                .all().get(30, TimeUnit.SECONDS);
+            topicReadFromEarliest(admin, group, topic, partitions);
             TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
             ObjectNode t = JSON.createObjectNode();
             t.put("event", "topic");
@@ -106,11 +101,7 @@ public final class ShareStateRun {
      */
     static void stall(Admin admin, String bootstrap, String group, String topic, int partitions,
             int perPartition, long holdMs) throws Exception {
-        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
-        ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
-        admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(
-            new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
-            .all().get(30, TimeUnit.SECONDS);
+        topicReadFromEarliest(admin, group, topic, partitions);
         TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
         ObjectNode t = JSON.createObjectNode();
         t.put("event", "stall_topic");
@@ -212,6 +203,19 @@ public final class ShareStateRun {
         d.put("group", group);
         d.put("time_ms", System.currentTimeMillis());
         say(d);
+    }
+
+    /**
+     * A new topic of {@code partitions}, and {@code group} set to read it from its first
+     * offset: a new share group starts at the latest offset, which would skip what the run
+     * produces before its consumers are assigned.
+     */
+    static void topicReadFromEarliest(Admin admin, String group, String topic, int partitions) throws Exception {
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        ConfigResource res = new ConfigResource(ConfigResource.Type.GROUP, group);
+        admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(
+            new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET))))
+            .all().get(30, TimeUnit.SECONDS);
     }
 
     static Admin admin(String bootstrap) {
