@@ -12,6 +12,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from groupwatch_dev.broker import DEFAULT_KAFKA_VERSION, KAFKA_VERSIONS, NEWEST_KAFKA_VERSION
+from tests.jvm import SHORT_LIVED_JVM
+
+# Every `groupwatch run` a test starts (and the cluster test's driver) inherits this: Spark's
+# launcher adds SPARK_SUBMIT_OPTS to the driver's command, so they run with the short-lived JVM
+# options. The session's own SparkSession is started without them (the `spark` fixture). A
+# value set outside is kept, for both.
+SHORT_LIVED_SPARK = " ".join(SHORT_LIVED_JVM)
+os.environ.setdefault("SPARK_SUBMIT_OPTS", SHORT_LIVED_SPARK)
 
 # Property tests must give the same verdict on every run: CI derandomizes them.
 settings.register_profile(
@@ -114,7 +122,9 @@ def local_broker(name: str, kafka_version: str | None = None) -> Iterator[str]:
 
     refuse_in_quick_lane("a Kafka broker")
 
-    local = LocalBroker(name, kafka_version=kafka_version or DEFAULT_KAFKA_VERSION)
+    local = LocalBroker(
+        name, kafka_version=kafka_version or DEFAULT_KAFKA_VERSION, jvm_options=SHORT_LIVED_JVM
+    )
     try:
         state = local.start(fresh=True)
     except Exception as exc:  # noqa: BLE001 - report the broker's own words
@@ -192,7 +202,17 @@ def spark(spark_workdir: Path):  # type: ignore[no-untyped-def]
             f' "spark.sql.warehouse.dir": "{spark_workdir / "warehouse"}"}}',
         ],
     )
-    session = build_session(cfg)
+    # This driver lives the whole session and runs most of the suite's Spark work, where C2's
+    # code pays for its compiling: with C1 only, the modules on it were slower by 20-60 %
+    # (docs/testing.md), while the short-lived jobs gained.
+    ours = os.environ.get("SPARK_SUBMIT_OPTS") == SHORT_LIVED_SPARK
+    if ours:
+        del os.environ["SPARK_SUBMIT_OPTS"]
+    try:
+        session = build_session(cfg)
+    finally:
+        if ours:
+            os.environ["SPARK_SUBMIT_OPTS"] = SHORT_LIVED_SPARK
     yield session
     session.stop()
 

@@ -26,6 +26,7 @@ from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.integration.test_job_scenarios import namespaced, scenario_groups
 from tests.integration.test_long_run_faults import same_tables
+from tests.jvm import SHORT_LIVED_JVM
 from tests.scenarios.test_scenarios import check
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
@@ -37,7 +38,7 @@ WAIT = 900.0  # an upper bound: a loaded machine takes minutes to start Spark
 @pytest.fixture
 def own_broker() -> Iterator[LocalBroker]:
     """A broker of this test's own: restarting the session's broker would disturb others."""
-    local = LocalBroker(f"pytest-restart-{os.getpid()}")
+    local = LocalBroker(f"pytest-restart-{os.getpid()}", jvm_options=SHORT_LIVED_JVM)
     local.start(fresh=True)
     yield local
     local.stop()

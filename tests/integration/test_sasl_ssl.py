@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from groupwatch_dev.broker import LocalBroker, SaslSsl
+from tests.jvm import SHORT_LIVED_JVM
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
@@ -55,7 +56,9 @@ def _site(text: str, old: str, new: str) -> str:
 def sasl_broker() -> Iterator[tuple[LocalBroker, SaslSsl, str]]:
     """A broker of this module's own with a SASL_SSL listener and the user ``gw``."""
     password = uuid.uuid4().hex
-    local = LocalBroker(f"pytest-sasl-{os.getpid()}", scram_users={USER: password})
+    local = LocalBroker(
+        f"pytest-sasl-{os.getpid()}", scram_users={USER: password}, jvm_options=SHORT_LIVED_JVM
+    )
     try:
         local.start(fresh=True)
         sasl = local.sasl_ssl()

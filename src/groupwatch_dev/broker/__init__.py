@@ -27,7 +27,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -121,6 +121,7 @@ class LocalBroker:
         home: Path | None = None,
         scram_users: Mapping[str, str] | None = None,
         kafka_version: str = DEFAULT_KAFKA_VERSION,
+        jvm_options: Sequence[str] = (),
     ) -> None:
         if kafka_version not in KAFKA_VERSIONS:
             raise BrokerError(
@@ -128,6 +129,8 @@ class LocalBroker:
             )
         self.name = name
         self.kafka_version = kafka_version
+        # Added to the broker's JVM (a test session's: C1-only JIT, tests/jvm.py).
+        self.jvm_options = tuple(jvm_options)
         # user -> password, written into the metadata when the data folder is made.
         self.scram_users = dict(scram_users or {})
         self.dir = (home / "run" / name) if home is not None else paths.run_dir(name)
@@ -309,12 +312,15 @@ class LocalBroker:
             "-XX:+UseG1GC",
             f"-Dlog4j2.configurationFile={self.dir / 'log4j2.yaml'}",
             f"-Dkafka.logs.dir={self.dir}",
+            *self.jvm_options,
         ]
 
     def _format(self, state: BrokerState) -> None:
         cmd = [
             _java(),
             "-Xmx256m",
+            # A tool that runs for a second: compiling its code with C2 costs more than it saves.
+            "-XX:TieredStopAtLevel=1",
             f"-Dlog4j2.configurationFile={self.dir / 'log4j2.yaml'}",
             "-cp",
             self._classpath(),
