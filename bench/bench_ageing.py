@@ -73,7 +73,7 @@ from bench_job import Backlog, bench_config, create_mirror, log  # noqa: E402
 
 from groupwatch import config as config_mod  # noqa: E402
 from groupwatch import tables, upkeep  # noqa: E402
-from groupwatch.spark import deltawrite  # noqa: E402
+from groupwatch.delta import write as deltawrite  # noqa: E402
 
 TOPIC = "ageing-mirror"
 AGE_APP = "groupwatch-ageing"
@@ -606,7 +606,7 @@ def curve(work: Path, versions: int, settings: Any) -> dict[str, list[float]]:
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from groupwatch.deltaread import schema
+    from groupwatch.delta.read import schema
 
     out: dict[str, list[float]] = {}
     table = tables.GROUP_SNAPSHOTS
@@ -657,7 +657,7 @@ def compare(work: Path, versions: int) -> dict[str, dict[str, float]]:
     from deltalake import DeltaTable, write_deltalake
 
     from groupwatch.config import UpkeepConfig
-    from groupwatch.deltaread import schema
+    from groupwatch.delta.read import schema
 
     table = tables.GROUP_SNAPSHOTS
     rows = pa.Table.from_pylist(

@@ -217,7 +217,7 @@ def _live(spark: Any, cfg: Any, work: Path, startup: Any, args: argparse.Namespa
 
     from deltalake import write_deltalake
 
-    from groupwatch import deltaread
+    from groupwatch.delta import read as deltaread
 
     for name in ("committed_offsets", "group_offsets"):
         write_deltalake(str(work / "delta" / name), deltaread.schema(name).empty_table())
@@ -264,7 +264,7 @@ def main() -> int:
     from deltalake import write_deltalake
 
     from groupwatch import config as config_mod
-    from groupwatch import deltaread
+    from groupwatch.delta import read as deltaread
     from groupwatch.spark import committed
     from groupwatch.spark.session import build_session
 

@@ -49,7 +49,7 @@ PAGES = [
 _SERVER = r"""
 import json, sys, time
 from pathlib import Path
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from groupwatch.dashboard.pages import Pages
 from groupwatch.dashboard.filters import parse
 root, repeat, urls = Path(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])

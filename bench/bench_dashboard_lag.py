@@ -34,7 +34,7 @@ def main() -> int:
     from groupwatch.dashboard.filters import parse
     from groupwatch.dashboard.pages import Pages
     from groupwatch.dashboard.views import lag
-    from groupwatch.deltaread import DeltaStore
+    from groupwatch.delta.read import DeltaStore
 
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--groups", type=int, default=10_000)

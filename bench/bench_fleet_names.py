@@ -33,7 +33,7 @@ from groupwatch.dashboard import views  # noqa: E402
 from groupwatch.dashboard.filters import Filters  # noqa: E402
 from groupwatch.dashboard.memo import Memo  # noqa: E402
 from groupwatch.dashboard.pages import fleet  # noqa: E402
-from groupwatch.deltaread import DeltaStore  # noqa: E402
+from groupwatch.delta.read import DeltaStore  # noqa: E402
 
 
 def main() -> int:

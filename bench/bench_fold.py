@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import pyarrow as pa  # noqa: E402
 
-from groupwatch import committed_fold, deltaread  # noqa: E402
+from groupwatch import committed_fold  # noqa: E402
+from groupwatch.delta import read as deltaread  # noqa: E402
 
 
 def staged(rows: int, batches: int, groups: int, seed: int = 1) -> pa.Table:

@@ -34,7 +34,7 @@ def _build(root: Path, partitions: int, rows: int, behind: float) -> None:
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from groupwatch.deltaread import schema
+    from groupwatch.delta.read import schema
 
     start = dt.datetime.now(tz=dt.UTC) - dt.timedelta(minutes=rows)
     t0_us = int(start.timestamp() * 1_000_000)

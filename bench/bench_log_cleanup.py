@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT / "src"))
 import pyarrow as pa  # noqa: E402
 from deltalake import write_deltalake  # noqa: E402
 
-from groupwatch import deltaread, tables, upkeep  # noqa: E402
+from groupwatch import tables, upkeep  # noqa: E402
 from groupwatch.config import UpkeepConfig  # noqa: E402
-from groupwatch.spark import deltawrite  # noqa: E402
+from groupwatch.delta import read as deltaread  # noqa: E402
+from groupwatch.delta import write as deltawrite  # noqa: E402
 
 
 def _rows(batch: int) -> pa.Table:

@@ -8,7 +8,7 @@ the 10,000-group cluster model reaches after start-up) is written once by Spark;
 ``--batches`` batches rebalances ``--batch-groups`` groups: every interval of those groups is
 closed and a new one opened, as the job's Python stage emits them. Each batch is MERGEd twice,
 into two copies of the table: by Spark (``groupwatch.spark.sinks.merge``, the job's large-batch
-path) and by delta-rs from the driver (``groupwatch.spark.deltawrite.merge_once``, the job's
+path) and by delta-rs from the driver (``groupwatch.delta.write.merge_once``, the job's
 small-batch path); and by delta-rs into a third copy laid out as before the open intervals
 were bucketed by group (``to_date`` the only partition column, the MERGE's condition naming no
 bucket), the baseline of the bucketed layout. Prints the seconds of each and the ratios, and
@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from groupwatch import config as config_mod  # noqa: E402
 from groupwatch import tables  # noqa: E402
-from groupwatch.spark import deltawrite, session, sinks  # noqa: E402
+from groupwatch.delta import write as deltawrite  # noqa: E402
+from groupwatch.spark import session, sinks  # noqa: E402
 
 TABLE = tables.PARTITION_OWNERSHIP
 

@@ -57,7 +57,7 @@ from tests.dashboard.scenario import tps  # noqa: E402
 
 from groupwatch import upkeep  # noqa: E402
 from groupwatch.config import UpkeepConfig  # noqa: E402
-from groupwatch.deltaread import schema  # noqa: E402
+from groupwatch.delta.read import schema  # noqa: E402
 from groupwatch.tables import TABLES, group_bucket  # noqa: E402
 
 #: (name, URL path and query).
@@ -274,7 +274,7 @@ def a_batch(root: Path, group: str, topic: str, size: int, gen: int, now: dateti
 _SERVER = r"""
 import json, sys, time
 from pathlib import Path
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from groupwatch.dashboard.pages import Pages
 from groupwatch.dashboard.filters import parse
 root, repeat, urls = Path(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])

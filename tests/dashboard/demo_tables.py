@@ -12,8 +12,9 @@ from pathlib import Path
 import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import write_deltalake
 
-from groupwatch import deltaread, tables, upkeep
+from groupwatch import tables, upkeep
 from groupwatch.config import load
+from groupwatch.delta import read as deltaread
 from groupwatch.processing import SourceRecord, decode, process_group
 from groupwatch_dev.demo.main import INCIDENTS
 from tests.scenario_groups import scenario_records

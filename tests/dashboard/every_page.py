@@ -10,7 +10,7 @@ from pathlib import Path
 
 from groupwatch.dashboard.filters import Filters
 from groupwatch.dashboard.pages import Pages
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from tests.dashboard.markup import page
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pyarrow as pa
 from deltalake import write_deltalake
 
-from groupwatch.deltaread import schema
+from groupwatch.delta.read import schema
 
 GROUP = "orders-etl"
 OVERLAP = ("orders", 0)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from groupwatch.dashboard.views.fleet_table import NAMED_ONLY
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from tests.dashboard import demo_tables
 from tests.dashboard.browsing import ARTIFACTS, chromium_page, served
 from tests.dashboard.scenario import write

@@ -26,7 +26,7 @@ from groupwatch.dashboard.views.fleet_table import (
     topic_pairs,
 )
 from groupwatch.dashboard.views.health import RECORD_TIMES, records_per_minute
-from groupwatch.deltaread import DeltaStore, schema
+from groupwatch.delta.read import DeltaStore, schema
 from groupwatch.tables import TABLES
 from tests.dashboard import fleet_scenario, modern_scenario
 from tests.dashboard.scenario import tps, write

@@ -15,7 +15,7 @@ import pytest
 from groupwatch.dashboard.filters import Filters, parse
 from groupwatch.dashboard.pages import Pages
 from groupwatch.dashboard.views import lag
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from tests.dashboard import lag_scenario as ls
 from tests.dashboard.markup import classes, one, page, text
 from tests.dashboard.scenario import GROUP, build

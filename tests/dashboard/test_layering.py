@@ -1,5 +1,5 @@
 """Imports point down: the dashboard may use the notifier (finding kinds, severities), the
-notifier never the dashboard, and the table reader both use (``groupwatch.deltaread``) neither."""
+notifier never the dashboard, and the table reader both use (``groupwatch.delta.read``) neither."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from deltalake import DeltaTable
 from groupwatch.dashboard import modern, views
 from groupwatch.dashboard.filters import Filters, parse
 from groupwatch.dashboard.pages import Pages
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from tests.dashboard import modern_scenario, scenario
 from tests.dashboard.markup import classes, one, page, text
 from tests.dashboard.modern_scenario import CHECKOUT, LEDGER, SHARE, STREAMS

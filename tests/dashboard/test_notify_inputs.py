@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from groupwatch.notify import Notifier, NotifierConfig
 from groupwatch.notify.inputs import AlertSnapshot, finding_of, lag_row_of, snapshot_of
 from groupwatch.notify.routing import Rule

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from groupwatch.deltaread import columns
+from groupwatch.delta.read import columns
 from tests.dashboard import lag_scenario as ls
 from tests.dashboard.scenario import GROUP, build, write
 from tests.dashboard.test_sql import run

@@ -8,7 +8,7 @@ import pytest
 
 from groupwatch.dashboard import views
 from groupwatch.dashboard.filters import Filters, parse
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from tests.dashboard.scenario import GROUP, build
 
 

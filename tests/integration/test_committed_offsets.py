@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from groupwatch import config, deltaread
+from groupwatch import config
+from groupwatch.delta import read as deltaread
 from groupwatch.spark import commit_aggregates, committed, keys
 
 pytestmark = pytest.mark.spark

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from groupwatch import deltaread
+from groupwatch.delta import read as deltaread
 from groupwatch.spark import validation
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from groupwatch import config
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from groupwatch.tables import POLLED_TABLES, TABLES
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files

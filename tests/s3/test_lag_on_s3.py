@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from groupwatch import config
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from tests.integration.test_lag_real_groups import (
     PARTITIONS,
     Names,

@@ -23,7 +23,7 @@ from deltalake import write_deltalake
 from groupwatch import config, storage
 from groupwatch.dashboard import views
 from groupwatch.dashboard.filters import Filters
-from groupwatch.deltaread import DeltaStore, StorageError, schema
+from groupwatch.delta.read import DeltaStore, StorageError, schema
 from groupwatch.tables import TABLES
 from tests.dashboard import lag_scenario as ls
 from tests.dashboard.browsing import ARTIFACTS, chromium_page, served

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from groupwatch import config
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from tests.s3.server import S3Server
 from tests.s3.spark_conf import hadoop_on_s3
 

@@ -17,7 +17,7 @@ import pytest
 
 from groupwatch import config, tables
 from groupwatch import upkeep as tidying
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from groupwatch.spark import sinks, upkeep
 from tests.s3.server import S3Server
 from tests.s3.spark_conf import hadoop_on_s3
@@ -158,8 +158,8 @@ def test_history_expires_on_s3_as_on_a_local_disk(
     """The history rule's Spark twin (tables on S3) cuts the days delta-rs cuts locally."""
     from deltalake import write_deltalake
 
-    from groupwatch import deltaread
-    from groupwatch.spark import deltawrite
+    from groupwatch.delta import read as deltaread
+    from groupwatch.delta import write as deltawrite
 
     cfg = config.load(
         None,

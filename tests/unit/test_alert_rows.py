@@ -11,7 +11,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 
 from groupwatch import tables
-from groupwatch.deltaread import schema
+from groupwatch.delta.read import schema
 from groupwatch.notify.inputs import AlertSnapshot
 from groupwatch.spark import writes
 from groupwatch.tables import FindingRow

@@ -17,10 +17,11 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from groupwatch import clustering, deltaread, tables, upkeep
+from groupwatch import clustering, tables, upkeep
 from groupwatch.clustering import RowGroup
 from groupwatch.config import UpkeepConfig
-from groupwatch.spark import deltawrite
+from groupwatch.delta import read as deltaread
+from groupwatch.delta import write as deltawrite
 
 APP = "groupwatch-job"
 PAST, EARLIER, TODAY = dt.date(2026, 11, 23), dt.date(2026, 11, 22), dt.date(2026, 11, 24)

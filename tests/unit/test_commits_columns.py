@@ -279,7 +279,7 @@ def test_the_aggregates_columns_are_the_tables_they_are_written_to() -> None:
     """``SCHEMA`` restates ``committed_changes`` (less its batch id), which the newest commits
     are staged to; ``PER_TOPIC`` ``group_offsets`` with the key prefix the malformed keys are
     named by."""
-    from groupwatch import deltaread
+    from groupwatch.delta import read as deltaread
 
     staged = [f for f in deltaread.schema("committed_changes") if f.name != "batch_id"]
     assert list(commits_columns.SCHEMA) == staged

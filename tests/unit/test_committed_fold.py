@@ -18,8 +18,9 @@ from deltalake import DeltaTable, write_deltalake
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupwatch import config, deltaread, tables
+from groupwatch import config, tables
 from groupwatch.committed_fold import VALUES, Change, fold, fold_by_values, merged
+from groupwatch.delta import read as deltaread
 from groupwatch.spark import committed
 
 T0 = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC)

@@ -19,9 +19,9 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from groupwatch import deltaread
 from groupwatch.dashboard.views.fleet_table import MODERN_ROWS, TOPIC_PAIRS
-from groupwatch.deltaread import DataFile, DeltaStore, FileRead
+from groupwatch.delta import read as deltaread
+from groupwatch.delta.read import DataFile, DeltaStore, FileRead
 
 MEMBERS = "member_assignments"
 DAY = dt.date(2026, 12, 3)

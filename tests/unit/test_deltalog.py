@@ -9,7 +9,8 @@ from pathlib import Path
 import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
-from groupwatch import deltalog, upkeep
+from groupwatch import upkeep
+from groupwatch.delta import log as deltalog
 
 
 def _history(path: Path, count: int) -> list[tuple[int, str | None]]:

@@ -16,8 +16,9 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from groupwatch import deltaread, tables
-from groupwatch.spark import deltawrite
+from groupwatch import tables
+from groupwatch.delta import read as deltaread
+from groupwatch.delta import write as deltawrite
 
 APP = "groupwatch-job"
 T0 = dt.datetime(2026, 11, 24, 12, 0, tzinfo=dt.UTC)

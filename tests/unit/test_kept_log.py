@@ -14,9 +14,10 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import DeltaTable, write_deltalake
 
-from groupwatch import deltaread, tables, upkeep
+from groupwatch import tables, upkeep
 from groupwatch.config import UpkeepConfig
-from groupwatch.spark import deltawrite
+from groupwatch.delta import read as deltaread
+from groupwatch.delta import write as deltawrite
 
 APP = "groupwatch-job"
 SETTINGS = UpkeepConfig(

@@ -11,8 +11,10 @@ from pathlib import Path
 import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import DeltaTable, write_deltalake
 
-from groupwatch import deltaread, tables
-from groupwatch.spark import deltawrite, offsets, sinks
+from groupwatch import tables
+from groupwatch.delta import read as deltaread
+from groupwatch.delta import write as deltawrite
+from groupwatch.spark import offsets, sinks
 from groupwatch.spark.state_store import local_offset_hints
 
 TABLE = tables.GROUP_OFFSETS

@@ -12,8 +12,10 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from deltalake import DeltaTable, write_deltalake
 
 from groupwatch import config as config_mod
-from groupwatch import deltaread, tables, upkeep
-from groupwatch.spark import deltawrite, offsets, sinks
+from groupwatch import tables, upkeep
+from groupwatch.delta import read as deltaread
+from groupwatch.delta import write as deltawrite
+from groupwatch.spark import offsets, sinks
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = tables.GROUP_OFFSETS

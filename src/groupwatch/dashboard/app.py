@@ -21,7 +21,7 @@ from dash.exceptions import PreventUpdate
 from groupwatch.dashboard import modern_widgets as mw
 from groupwatch.dashboard.filters import Filters, parse
 from groupwatch.dashboard.pages import Pages
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from waitress import serve  # type: ignore[import-untyped]
 
     from groupwatch.dashboard.app import create_app
-    from groupwatch.deltaread import DeltaStore
+    from groupwatch.delta.read import DeltaStore
 
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from groupwatch.deltaread import WHOLE, DeltaStore, FileRead
+from groupwatch.delta.read import WHOLE, DeltaStore, FileRead
 
 Reduce = Callable[[pd.DataFrame], pd.DataFrame]
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 
 from groupwatch.dashboard.fold import Fold, Reduce
-from groupwatch.deltaread import WHOLE, DeltaStore, FileRead
+from groupwatch.delta.read import WHOLE, DeltaStore, FileRead
 
 T = TypeVar("T")
 

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     config_cli.configure_logging(args.verbose)
     cfg = config_cli.load(args)
     notifier_config = referenced_files(cfg)
-    from groupwatch.deltaread import check_location
+    from groupwatch.delta.read import check_location
 
     # Before Spark starts: a wrong secret, a missing bucket or an endpoint that does not
     # answer is one line (exit 2), and nothing is written anywhere.

@@ -59,7 +59,7 @@ def rows(
 ) -> list[dict[str, Any]]:
     """The ``partition_lag`` rows and the share partitions, by group, topic and partition
     (pyarrow, not pandas: the integers of a column with nulls stay integers)."""
-    from groupwatch.deltaread import DeltaStore
+    from groupwatch.delta.read import DeltaStore
 
     store = DeltaStore(root, storage)
     wanted = set(groups)

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from groupwatch.deltaread import DeltaStore
+    from groupwatch.delta.read import DeltaStore
     from groupwatch.notify import Notifier, NotifyConfigError, load_config
     from groupwatch.notify.inputs import SNAPSHOT_COLUMNS, finding_of, lag_row_of, snapshot_of
 

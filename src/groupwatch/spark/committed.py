@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from groupwatch import committed_fold, locations, tables
 from groupwatch.config import Config
-from groupwatch.spark import deltawrite, sinks
+from groupwatch.delta import write as deltawrite
+from groupwatch.spark import sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

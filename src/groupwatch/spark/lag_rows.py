@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from groupwatch import tables
 from groupwatch.config import Config
-from groupwatch.deltaread import schema
+from groupwatch.delta.read import schema
 from groupwatch.detect.lag.judge import FINDING_OF
 from groupwatch.detect.lag.model import EndOffset, PartitionLag
 from groupwatch.detect.lag.poll import PollResult, TopicLag

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from groupwatch import locations, storage
 from groupwatch.config import Config
-from groupwatch.spark import deltawrite, sinks
+from groupwatch.delta import write as deltawrite
+from groupwatch.spark import sinks
 from groupwatch.tables import Table
 
 if TYPE_CHECKING:

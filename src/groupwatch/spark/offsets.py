@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from groupwatch import deltalog, locations, tables
+from groupwatch import locations, tables
 from groupwatch.config import Config
+from groupwatch.delta import log as deltalog
+from groupwatch.delta import write as deltawrite
 from groupwatch.protocol.specs import OFFSET_COMMIT_TYPES
-from groupwatch.spark import deltawrite, keys, sinks
+from groupwatch.spark import keys, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -105,7 +107,7 @@ def _merge_by_spark(
 
 
 def _merge_on_driver(config: Config, rows: pa.Table, batch_id: int) -> list[bytes | None]:
-    """The same MERGE from the driver with delta-rs (:mod:`groupwatch.spark.deltawrite`)."""
+    """The same MERGE from the driver with delta-rs (:mod:`groupwatch.delta.write`)."""
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     wellformed = pc.and_(pc.is_valid(rows.column("group")), pc.is_valid(rows.column("topic")))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from groupwatch import tables
 from groupwatch.config import Config
-from groupwatch.spark import deltawrite
+from groupwatch.delta import write as deltawrite
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

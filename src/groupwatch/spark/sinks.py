@@ -131,7 +131,7 @@ def _repartition(spark: SparkSession, path: str, table: Table, detail: Any) -> b
 
 
 def on_driver(config: Config, rows: int) -> bool:
-    """Whether a write of ``rows`` rows goes through the driver (``groupwatch.spark.deltawrite``).
+    """Whether a write of ``rows`` rows goes through the driver (``groupwatch.delta.write``).
 
     Only tables on a file system the driver sees (delta-rs is given no object-store
     credentials), and only up to ``delta.driver_write_rows`` rows: the rows are collected to

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 
 from groupwatch import locations, tables
 from groupwatch.config import Config
-from groupwatch.spark import deltawrite, driver_tally, offsets, sinks
+from groupwatch.delta import write as deltawrite
+from groupwatch.spark import driver_tally, offsets, sinks
 from groupwatch.spark.state_cache import OverBudget, StateCache, Version
 
 if TYPE_CHECKING:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from groupwatch import tables
 from groupwatch.config import Config
-from groupwatch.spark import deltawrite, sinks
+from groupwatch.delta import write as deltawrite
+from groupwatch.spark import sinks
 
 if TYPE_CHECKING:
     import pandas as pd  # type: ignore[import-untyped]

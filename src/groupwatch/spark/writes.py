@@ -6,7 +6,7 @@ carries the batch's transaction id, so a replayed batch skips what its first att
 
 A batch small enough (``delta.driver_write_rows``, :func:`groupwatch.spark.sinks.on_driver`) is
 collected to the driver as Arrow (:func:`collect`) and written there with delta-rs
-(:mod:`groupwatch.spark.deltawrite`), under the same transaction ids; larger ones by Spark.
+(:mod:`groupwatch.delta.write`), under the same transaction ids; larger ones by Spark.
 The choice is made once per batch (:func:`output_of`): the batch's :class:`BatchOutput` is a
 :class:`SparkOutput` or a :class:`DriverOutput`, and the query asks it to validate (by Spark or
 on the driver), to write, to add validation's quarantine rows, for the state versions and for
@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 from groupwatch import tables
 from groupwatch.config import Config
+from groupwatch.delta import write as deltawrite
 from groupwatch.notify.inputs import AlertSnapshot, finding_of, snapshot_of
-from groupwatch.spark import deltawrite, driver_tally, output, sinks
+from groupwatch.spark import driver_tally, output, sinks
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

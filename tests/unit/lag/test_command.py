@@ -60,7 +60,7 @@ def test_lists_share_partitions_and_every_group_type(
 
     import pyarrow as pa
 
-    from groupwatch.deltaread import schema
+    from groupwatch.delta.read import schema
     from groupwatch.tables import SharePartitionRow
 
     history = [EndOffset("orders", 0, 0, 100, 1_000_000)]

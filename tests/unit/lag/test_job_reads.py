@@ -16,7 +16,7 @@ from deltalake import write_deltalake
 
 from groupwatch import config as config_mod
 from groupwatch import tables
-from groupwatch.deltaread import schema
+from groupwatch.delta.read import schema
 from groupwatch.detect.lag.fleet import FleetKeeper, judge_rows, owners_table, rows_of
 from groupwatch.detect.lag.judge import LagRules, judge
 from groupwatch.detect.lag.model import Commit, EndOffset, Owner, PartitionLag

@@ -2,7 +2,7 @@
 ``fleet`` (``/``), ``group`` (``/group``), ``partitions`` (``/partitions``) and ``health``
 (``/health``).  :class:`Pages` picks the page for a path and draws the filter bar.
 
-Pages only read: the tables come through :class:`~groupwatch.deltaread.DeltaStore`.  A URL an
+Pages only read: the tables come through :class:`~groupwatch.delta.read.DeltaStore`.  A URL an
 alert links to therefore shows the same thing to everyone who opens it.
 """
 
@@ -25,7 +25,7 @@ from groupwatch.dashboard.filters import (
 )
 from groupwatch.dashboard.memo import Memo
 from groupwatch.dashboard.pages import fleet, group, health, partitions
-from groupwatch.deltaread import DeltaStore
+from groupwatch.delta.read import DeltaStore
 from groupwatch.notify.kinds import SEVERITIES
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from groupwatch.dashboard import modern
 from groupwatch.dashboard.filters import Filters, in_window
 from groupwatch.dashboard.frames import is_null
 from groupwatch.dashboard.views import lag
-from groupwatch.deltaread import FileRead
+from groupwatch.delta.read import FileRead
 from groupwatch.notify.kinds import HEALTHY, SEVERITIES, rank
 
 #: The columns of :func:`fleet`'s rows.

@@ -7,7 +7,7 @@ import pandas as pd  # type: ignore[import-untyped]
 
 from groupwatch.dashboard.filters import Filters, in_window
 from groupwatch.dashboard.views.findings import REPLAYED_AFTER, with_event_time
-from groupwatch.deltaread import FileRead
+from groupwatch.delta.read import FileRead
 
 
 def quarantine_counts(quarantine: pd.DataFrame, filters: Filters) -> pd.DataFrame:

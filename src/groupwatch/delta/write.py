@@ -36,7 +36,7 @@ from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
 from deltalake.table import TableMerger
 
-from groupwatch.deltaread import schema
+from groupwatch.delta.read import schema
 from groupwatch.tables import Table
 
 log = logging.getLogger("groupwatch.job")
