@@ -1,5 +1,6 @@
 """Imports point down: the dashboard may use the notifier (finding kinds, severities), the
-notifier never the dashboard, and the tables' reader and writer both use (``groupwatch.delta``) neither."""
+notifier never the dashboard, and the tables' reader and writer both use
+(``groupwatch.delta``) neither."""
 
 from __future__ import annotations
 
