@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from groupwatch_dev import SHORT_LIVED_JVM
 from groupwatch_dev.broker import DEFAULT_KAFKA_VERSION, KAFKA_VERSIONS, NEWEST_KAFKA_VERSION
-from tests.jvm import SHORT_LIVED_JVM
 
 # Every `groupwatch run` a test starts (and the cluster test's driver) inherits this: Spark's
 # launcher adds SPARK_SUBMIT_OPTS to the driver's command, so they run with the short-lived JVM

@@ -9,22 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from groupwatch_dev import SHORT_LIVED_JVM
 from groupwatch_dev.broker import DEFAULT_KAFKA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = Path(os.environ.get("GROUPWATCH_HOME", ROOT / ".groupwatch"))
 KAFKA_JARS = HOME / "jars" / "kafka"
 HARNESS_JAR = KAFKA_JARS / "groupwatch-oracle.jar"
-
-#: Options for the JVMs a test session starts: its Spark drivers (``SPARK_SUBMIT_OPTS``, set by
-#: tests/conftest.py and inherited by every ``groupwatch run`` a test starts), its brokers and
-#: the harness runs of Kafka's classes. They live seconds to minutes on small data, where C2
-#: spends more CPU compiling than its code saves: a local Spark session's start, five Delta
-#: appends and a read took 31-34 CPU-s of its JVM by default and 18-20 with C1 only
-#: (docs/testing.md). The suite is bound by the CPU, so this is wall time. The member hosts and
-#: client processes already run so (groupwatch_dev.member_host, tests/fleet/clients.py); the
-#: product's own defaults are not touched.
-SHORT_LIVED_JVM = ("-XX:TieredStopAtLevel=1",)
 
 
 def kafka_jars(version: str = DEFAULT_KAFKA_VERSION) -> Path:

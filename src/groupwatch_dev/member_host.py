@@ -20,6 +20,7 @@ from typing import IO, Self
 
 from groupwatch import paths
 from groupwatch.errors import GroupwatchError
+from groupwatch_dev import SHORT_LIVED_JVM
 
 Assignments = dict[str, frozenset[str]]
 
@@ -54,7 +55,7 @@ class MemberHost:
             [
                 java,
                 "-Xmx512m",
-                "-XX:TieredStopAtLevel=1",
+                *SHORT_LIVED_JVM,
                 *jvm_options,
                 "-cp",
                 classpath or f"{paths.jars_dir('kafka')}/*",

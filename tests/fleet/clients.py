@@ -25,6 +25,7 @@ from typing import Protocol
 import pytest
 
 from groupwatch import paths
+from groupwatch_dev import SHORT_LIVED_JVM
 from groupwatch_dev.demo.java_members import JavaGroupMembers
 
 PYMEMBER = Path(__file__).with_name("pymember.py")
@@ -218,7 +219,7 @@ class Fleet:
         argv = [
             java,
             "-Xmx256m",
-            "-XX:TieredStopAtLevel=1",
+            *SHORT_LIVED_JVM,
             f"-Dlog4j2.configurationFile={self._quiet_log4j()}",
             "-cp",
             f"{paths.jars_dir('kafka')}/*",

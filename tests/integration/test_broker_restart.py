@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
+from groupwatch_dev import SHORT_LIVED_JVM
 from groupwatch_dev.broker import LocalBroker
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests.integration.test_job_scenarios import namespaced, scenario_groups
 from tests.integration.test_long_run_faults import same_tables
-from tests.jvm import SHORT_LIVED_JVM
 from tests.scenarios.test_scenarios import check
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from groupwatch_dev import SHORT_LIVED_JVM
 from groupwatch_dev.broker import LocalBroker, SaslSsl
-from tests.jvm import SHORT_LIVED_JVM
 
 pytestmark = [pytest.mark.broker, pytest.mark.spark]
 

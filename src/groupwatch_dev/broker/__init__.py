@@ -36,6 +36,7 @@ from groupwatch.bootstrap import STATE_FILE, BrokerState, live_state, read_state
 from groupwatch.bootstrap import pid_alive as _pid_alive
 from groupwatch.bootstrap import port_answers as _port_answers
 from groupwatch.errors import GroupwatchError
+from groupwatch_dev import SHORT_LIVED_JVM
 
 __all__ = [
     "DEFAULT_KAFKA_VERSION",
@@ -129,7 +130,7 @@ class LocalBroker:
             )
         self.name = name
         self.kafka_version = kafka_version
-        # Added to the broker's JVM (a test session's: C1-only JIT, tests/jvm.py).
+        # Added to the broker's JVM (a test session's: SHORT_LIVED_JVM).
         self.jvm_options = tuple(jvm_options)
         # user -> password, written into the metadata when the data folder is made.
         self.scram_users = dict(scram_users or {})
@@ -319,8 +320,7 @@ class LocalBroker:
         cmd = [
             _java(),
             "-Xmx256m",
-            # A tool that runs for a second: compiling its code with C2 costs more than it saves.
-            "-XX:TieredStopAtLevel=1",
+            *SHORT_LIVED_JVM,  # a tool that runs for a second
             f"-Dlog4j2.configurationFile={self.dir / 'log4j2.yaml'}",
             "-cp",
             self._classpath(),
