@@ -53,6 +53,7 @@ from deltalake.exceptions import CommitFailedError
 
 from groupwatch import clustering
 from groupwatch.config import UpkeepConfig
+from groupwatch.delta import checksum
 from groupwatch.tables import Table
 
 log = logging.getLogger("groupwatch.job")
@@ -221,6 +222,8 @@ def expire_history(
                 f"{CLOSED_COLUMN} IN ({day_list(days)})", commit_properties=_note()
             )
             expired[name] += int(done.get("num_deleted_rows", 0))
+    for name in loaded:
+        checksum.forget_stale(paths[name])
     return expired
 
 
@@ -431,6 +434,8 @@ def tidy(
         conflict = True
     before = log_entries(path)
     DeltaTable(str(path)).cleanup_metadata()
+    # A checkpoint of this turn's commits leaves Spark's checksum of the last one stale.
+    checksum.forget_stale(path)
     return Tidied(
         table=table.name,
         log_removed=max(0, before - log_entries(path)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,12 +12,14 @@ from tests.integration.empty_tables import EmptyTables
 
 
 @pytest.fixture(scope="session")
-def crash_runs(broker: str, tmp_path_factory: pytest.TempPathFactory) -> crash.CrashRuns:
+def crash_runs(
+    spark: Any, broker: str, tmp_path_factory: pytest.TempPathFactory
+) -> crash.CrashRuns:
     """The crash tests' clean run and killed run (tests/integration/crash.py), once for both
     test_crash_safety and test_crash_after_many_batches: a run of the job costs most in its
     start, and the two check different kills of one run."""
     root: Path = tmp_path_factory.mktemp("crash")
-    return crash.run(broker, root)
+    return crash.run(spark, broker, root)
 
 
 @pytest.fixture(scope="session")

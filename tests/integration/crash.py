@@ -19,10 +19,13 @@ partitions (a group's records in one, in order), read ``PER_TRIGGER`` records a 
 batches for the late kill to outlive the checkpoint's first ones, and batches holding records
 of several partitions, as ``__consumer_offsets`` gives them.
 
-The clean run's tables are all written from the driver with delta-rs
-(``delta.driver_write_rows`` above any batch's rows) and it reads every batch's state from
-``group_state`` (``job.state_cache_mb=0``); the killed run writes a batch of few rows from the
-driver and a larger one by Spark and reads state from the driver's cache: the comparison holds
+The clean run is the job in this process, on the session's SparkSession (a run that is never
+killed needs no process of its own, and the session's JVM is warm); its tables are all written
+from the driver with delta-rs (``delta.driver_write_rows`` above any batch's rows) and it reads
+every batch's state from ``group_state`` (``job.state_cache_mb=0``).  The killed run, a process
+of its own (``groupwatch run``) so that a kill takes its JVM and Python workers with it, writes
+a batch of few rows from the driver and a larger one by Spark and reads state from the driver's
+cache: the comparison holds
 the two writers to the same rows, and their shared transaction ids to exactly once when a
 replay takes the other writer than the first attempt. The random seed is printed; set
 GROUPWATCH_CRASH_SEED to replay a run.
@@ -48,14 +51,16 @@ from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import load, raw_records, scenario_files
 from tests import jobprocess
 from tests.integration.test_job_scenarios import namespaced
+from tests.realgroups import run_once
 
 MIRROR = "crash-mirror"
 #: Partitions of the mirror: a scenario record's ``__consumer_offsets`` partition modulo this.
 #: Few, so that Spark's rate limit (at least one record of every partition that has some) cuts
 #: the input fine; more than one, so that a batch and its replay read several partitions.
 PARTITIONS = 3
-#: Records per batch (``source.max_offsets_per_trigger``).
-PER_TRIGGER = 9
+#: Records per batch (``source.max_offsets_per_trigger``): 13 batches of the library's 143
+#: records, enough for two early kills and a late one past the checkpoint's first batches.
+PER_TRIGGER = 11
 #: Batches of the checkpoint Spark keeps (``spark.sql.streaming.minBatchesToRetain``).
 RETAIN = 2
 #: The late kill lands inside the batch this far from the end, or the next one.
@@ -118,12 +123,14 @@ def _mirror(broker: str) -> tuple[dict[str, int], int]:
     return counts, records
 
 
-def _command(
+#: The Spark settings of both runs (the clean run's for the time it runs in the session).
+SPARK_CONF = {"spark.sql.streaming.minBatchesToRetain": str(RETAIN)}
+
+
+def _settings(
     broker: str, root: Path, counts: dict[str, int], driver_write_rows: int, state_cache_mb: int
 ) -> list[str]:
-    exe = Path(sys.executable).parent / "groupwatch"
-    spark_conf = {"spark.sql.streaming.minBatchesToRetain": str(RETAIN)}
-    settings = [
+    return [
         f"source.bootstrap_servers={broker}",
         f"source.topic={MIRROR}",
         f"source.max_offsets_per_trigger={PER_TRIGGER}",
@@ -141,11 +148,28 @@ def _command(
         "alerts.rules=",
         "spark.master=local[2]",
         "spark.shuffle_partitions=2",
-        f"spark.conf={json.dumps(spark_conf)}",
+        f"spark.conf={json.dumps(SPARK_CONF)}",
         f"detect.partitions={json.dumps(counts)}",
         "detect.partitions_since=always",  # the records are older than the job
     ]
+
+
+def _command(
+    broker: str, root: Path, counts: dict[str, int], driver_write_rows: int, state_cache_mb: int
+) -> list[str]:
+    exe = Path(sys.executable).parent / "groupwatch"
+    settings = _settings(broker, root, counts, driver_write_rows, state_cache_mb)
     return [str(exe), "run", "--once", *[a for s in settings for a in ("--set", s)]]
+
+
+def _clean_run(spark: Any, broker: str, root: Path, counts: dict[str, int]) -> None:
+    """The run never killed: the job in this process, on the session's SparkSession."""
+    from groupwatch import config
+    from groupwatch.spark.sinks import session_settings
+
+    cfg = config.load(None, env={}, overrides=_settings(broker, root, counts, CLEAN_WRITES, 0))
+    with session_settings(spark, SPARK_CONF):
+        run_once(spark, cfg)
 
 
 def batch_ids(root: Path) -> list[int]:
@@ -221,7 +245,7 @@ def kill_points(rng: random.Random, total: int) -> list[tuple[int, bool]]:
     return [*early, (rng.randrange(late_from, late_from + RETAIN + 1), True)]
 
 
-def run(broker: str, root: Path) -> CrashRuns:
+def run(spark: Any, broker: str, root: Path) -> CrashRuns:
     """The clean run, then the killed one (kills drawn across its batches) and its last restart
     to the end, over a fresh mirror; what each test checks is in the result."""
     seed = int(os.environ.get("GROUPWATCH_CRASH_SEED", random.randrange(1 << 30)))
@@ -231,9 +255,7 @@ def run(broker: str, root: Path) -> CrashRuns:
 
     clean, crashed = root / "clean", root / "crashed"
     log = root / "job.log"
-    jobprocess.finish(
-        jobprocess.start(_command(broker, clean, counts, CLEAN_WRITES, 0), log), log, RUN_TIMEOUT
-    )
+    _clean_run(spark, broker, clean, counts)
     ids = batch_ids(clean)
     total = ids[-1] + 1
 

@@ -36,6 +36,7 @@ from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError
 from deltalake.table import TableMerger
 
+from groupwatch.delta import checksum
 from groupwatch.delta.read import schema
 from groupwatch.tables import Table
 
@@ -77,14 +78,19 @@ def append_once(
 ) -> bool:
     """Append ``data`` to the table unless this (app, batch) already did; whether it wrote."""
     return _retried(
-        lambda: _append(path, table, data, app_id, batch_id, note), f"{table.name} append"
+        lambda: _append(path, table, data, app_id, batch_id, note), f"{table.name} append", path
     )
 
 
-def _retried(write: Callable[[], bool], what: str) -> bool:
+def _retried(write: Callable[[], bool], what: str, path: Path) -> bool:
     for attempt in range(1, CONFLICT_ATTEMPTS + 1):
         try:
-            return write()
+            wrote = write()
+            if wrote:
+                # The commit may have written a checkpoint: Spark's checksum of the last
+                # one would then fail its next read of the table.
+                checksum.forget_stale(path)
+            return wrote
         except CommitFailedError as exc:
             if attempt == CONFLICT_ATTEMPTS:
                 raise
@@ -130,6 +136,7 @@ def merge_once(
     return _retried(
         lambda: _merge(path, table, data, app_id, batch_id, on, update, null_safe, note),
         f"{table.name} merge",
+        path,
     )
 
 
@@ -201,7 +208,7 @@ def _sql_merge_once(
         clauses(merger).execute()
         return True
 
-    return _retried(write, what)
+    return _retried(write, what, path)
 
 
 def _merge(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from groupwatch import committed_fold, locations, tables
 from groupwatch.config import Config
+from groupwatch.delta import checksum
 from groupwatch.delta import write as deltawrite
 from groupwatch.spark import sinks
 
@@ -241,6 +242,7 @@ class CommitFolder:
         if folded is None or folded <= self._trimmed:
             return
         DeltaTable(str(self._changes)).delete(f"batch_id <= {folded}")
+        checksum.forget_stale(self._changes)
         self._trimmed = folded
 
     # -- the polls ------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from groupwatch import locations, storage
 from groupwatch.config import Config
+from groupwatch.delta import checksum
 from groupwatch.delta import write as deltawrite
 from groupwatch.spark import sinks
 from groupwatch.tables import Table
@@ -111,15 +112,21 @@ class DeltaRsWrites:
         self.config = config
 
     def append(self, table: Table, data: pa.Table) -> None:
-        _append(sinks.local_table(self.config, table), table, data)
+        path = sinks.local_table(self.config, table)
+        _append(path, table, data)
+        checksum.forget_stale(path)
 
     def overwrite(self, table: Table, data: pa.Table) -> None:
         from deltalake import write_deltalake
 
-        write_deltalake(str(sinks.local_table(self.config, table)), data, mode="overwrite")
+        path = sinks.local_table(self.config, table)
+        write_deltalake(str(path), data, mode="overwrite")
+        checksum.forget_stale(path)
 
     def insert_new(self, table: Table, data: pa.Table) -> None:
-        _insert_new(sinks.local_table(self.config, table), table, data)
+        path = sinks.local_table(self.config, table)
+        _insert_new(path, table, data)
+        checksum.forget_stale(path)
 
 
 def _append(path: Path, table: Table, data: pa.Table) -> None:
