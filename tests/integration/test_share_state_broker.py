@@ -46,7 +46,7 @@ STALL_GROUP = "share-state-stalled"
 STALL_TOPIC = "share-state-stalled"
 HOLD_MS = 6000  # how long the stalled group's consumers hold their records unacknowledged
 STALL_MS = 4000  # the stall threshold the test judges with (share_stall_ms)
-MANY_BATCHES = 6  # about how many batches the job's run in many batches takes
+MANY_BATCHES = 4  # at most about this many batches in the job's run in many
 
 
 @pytest.fixture(scope="module")
@@ -295,9 +295,10 @@ def job_tables(
     broker = any_broker[1]
     one = _job(spark, broker, tmp_path_factory.mktemp("share-job-one"))
     # Many batches, the Python stage in Spark's workers and every table written by Spark (the
-    # one-batch run's are on the driver, with delta-rs). About MANY_BATCHES of them: the
-    # session's broker also holds the records of every module that ran on it before, and
-    # Spark's rate limit spreads a batch over both topics' partitions in proportion.
+    # one-batch run's are on the driver, with delta-rs). Batches of 40 records (two alone),
+    # or of a MANY_BATCHES-th of what the broker holds: the session's broker also holds the
+    # records of every module that ran on it before, and a batch written by Spark costs
+    # seconds.
     held = len(run["offsets_dump"]) + len(run["dump"])
     many = _job(
         spark,
@@ -309,7 +310,7 @@ def job_tables(
     )
     commits = Path(many.checkpoint_path("groupwatch")) / "commits"
     batches = [p for p in commits.iterdir() if p.name.isdigit()]
-    assert 3 <= len(batches) <= 3 * MANY_BATCHES, f"{len(batches)} batches of {held} records"
+    assert 2 <= len(batches) <= 3 * MANY_BATCHES, f"{len(batches)} batches of {held} records"
     names = ("share_partition_state", "share_partition_history", "findings", "quarantine")
     got: dict[str, Any] = {
         name: {t: _rows(spark, cfg, t) for t in names}

@@ -44,9 +44,10 @@ pytestmark = [pytest.mark.broker, pytest.mark.spark]
 
 MIRROR = "s3-crash-mirror"
 BUCKET = "gw-crash"
-#: Micro-batches of the input, about: fewer than the local crash test's 12 (a batch on S3 is a
-#: dozen Spark commits), enough for a kill inside one past the first and batches after it.
-BATCHES = 5
+#: Micro-batches of the input, about: fewer than the local crash test's 15 (a batch on S3 is a
+#: dozen Spark commits, 16-19 s on two cores), enough for a kill inside one past the first and
+#: batches after it.
+BATCHES = 4
 RUN_TIMEOUT = 600.0
 
 
