@@ -57,6 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = long_first(items)
     if not config.getoption("quick"):
         return
     kept: list[pytest.Item] = []
@@ -82,10 +84,48 @@ SHARED_RUNS = {
 }
 
 
+#: Modules that go with a shared run's unit, one after the other on its worker, though they
+#: share no fixture: the job killed on S3 with the local crash runs (the two at once on the
+#: two workers slowed each other, docs/testing.md).
+TOGETHER = {"tests/s3/test_crash_on_s3.py": "crash_runs"}
+
+#: The units sent first, in this order: the longest of a default run (docs/testing.md, "What
+#: the default lane spends its time on"), so that none of them starts last while the other
+#: worker runs out of work. The other units follow, those of most tests first (xdist's order).
+LONG_FIRST = (
+    "crash_runs",
+    "tests/integration/test_job_scenarios.py",
+    "tests/integration/test_share_state_broker.py",
+    "tests/integration/test_legacy_clients.py",
+    "tests/modern/test_modern_groups.py",
+    "tests/integration/test_cluster.py",
+    "tests/integration/test_committed_newest.py",
+    "tests/integration/test_rebalance_stuck.py",
+    "tests/integration/test_broker_restart.py",
+    "tests/s3/test_upkeep_on_s3.py",
+    "tests/integration/test_job_real_groups.py",
+    "tests/dashboard/test_browser_fleet.py",
+    "tests/integration/test_driver_tally.py",
+    "tests/integration/test_rollout_stuck.py",
+)
+
+
 def unit_of(nodeid: str) -> str:
     """The unit of work a test belongs to in a parallel run: its module, or the shared run."""
     path = nodeid.split("::", 1)[0]
-    return SHARED_RUNS.get(path, path)
+    return SHARED_RUNS.get(path) or TOGETHER.get(path) or path
+
+
+def long_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The items unit by unit, the units of :data:`LONG_FIRST` first, then the others by their
+    number of tests (most first, otherwise as collected); each unit's items as collected.
+    Every worker orders its collection so (they must agree), and the scheduler keeps it."""
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(unit_of(item.nodeid), []).append(item)
+    rank = {unit: i for i, unit in enumerate(LONG_FIRST)}
+    ordered = sorted(units.items(), key=lambda kv: (rank.get(kv[0], len(rank)), -len(kv[1])))
+    return [item for _, unit in ordered for item in unit]
 
 
 try:
@@ -96,8 +136,12 @@ else:
 
     class SharedRunScheduling(LoadScopeScheduling):  # type: ignore[misc]
         """Whole modules per worker (as ``--dist loadfile``), the shared runs' modules as one
-        unit; the units with the most tests first (xdist's own order: sending the longest
-        first was measured slower, docs/testing.md)."""
+        unit; the units in the order the workers collected them (:func:`long_first`)."""
+
+        def __init__(self, config: pytest.Config, log: object = None) -> None:
+            super().__init__(config, log)
+            # xdist's own order (most tests first) would put the long single-test units last.
+            config.option.loadscopereorder = False
 
         def _split_scope(self, nodeid: str) -> str:
             return unit_of(nodeid)
