@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groupwatch_dev import SHORT_LIVED_JVM
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -58,6 +60,8 @@ class Cluster:
             **os.environ,
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_DAEMON_MEMORY": "256m",
+            # The master and the workers live as long as a test or a demo run.
+            "SPARK_DAEMON_JAVA_OPTS": " ".join(SHORT_LIVED_JVM),
             # Nothing of the caller's own environment points a worker at groupwatch.
             "PYTHONPATH": "",
             "PATH": f"{worker_python.parent}:{os.environ['PATH']}",
