@@ -42,7 +42,6 @@ class Member:
 
     def __init__(self, bootstrap: str, group: str, topics: Sequence[str], **config: object) -> None:
         self.consumer = KafkaConsumer(
-            *topics,
             bootstrap_servers=bootstrap,
             group_id=group,
             auto_offset_reset="earliest",
@@ -51,6 +50,17 @@ class Member:
             heartbeat_interval_ms=1000,
             **config,
         )
+        # Subscribed once its metadata holds every topic's partitions: a leader that joins
+        # before (a topic just created) assigns it nothing ("No partition metadata for topic"),
+        # and kafka-python did not always join again when the metadata came: a group of one
+        # member with no partition for a minute, on a loaded machine.
+        deadline = time.monotonic() + 30
+        while not all(self.consumer.partitions_for_topic(t) for t in topics):
+            if time.monotonic() > deadline:
+                self.consumer.close()
+                raise AssertionError(f"no partition metadata for {list(topics)} in 30 s")
+            time.sleep(0.2)
+        self.consumer.subscribe(list(topics))
         self.consumed = 0
         self._stop = threading.Event()
         self._lock = threading.Lock()
