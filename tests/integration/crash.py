@@ -25,10 +25,9 @@ from the driver with delta-rs (``delta.driver_write_rows`` above any batch's row
 every batch's state from ``group_state`` (``job.state_cache_mb=0``).  The killed run, a process
 of its own (``groupwatch run``) so that a kill takes its JVM and Python workers with it, writes
 a batch of few rows from the driver and a larger one by Spark and reads state from the driver's
-cache: the comparison holds
-the two writers to the same rows, and their shared transaction ids to exactly once when a
-replay takes the other writer than the first attempt. The random seed is printed; set
-GROUPWATCH_CRASH_SEED to replay a run.
+cache: the comparison holds the two writers to the same rows, and their shared transaction ids
+to exactly once when a replay takes the other writer than the first attempt. The random seed
+is printed; set GROUPWATCH_CRASH_SEED to replay a run.
 """
 
 from __future__ import annotations
@@ -58,8 +57,9 @@ MIRROR = "crash-mirror"
 #: Few, so that Spark's rate limit (at least one record of every partition that has some) cuts
 #: the input fine; more than one, so that a batch and its replay read several partitions.
 PARTITIONS = 3
-#: Records per batch (``source.max_offsets_per_trigger``): 13 batches of the library's 143
-#: records, enough for two early kills and a late one past the checkpoint's first batches.
+#: Records per batch (``source.max_offsets_per_trigger``): 15 batches of the library's 143
+#: records (Spark's rate limit rounds per partition), enough for two early kills and a late
+#: one past the checkpoint's first batches.
 PER_TRIGGER = 11
 #: Batches of the checkpoint Spark keeps (``spark.sql.streaming.minBatchesToRetain``).
 RETAIN = 2
