@@ -125,7 +125,9 @@ class JobConfig:
     expire_idle_groups_hours: int = 168
     #: The driver keeps every group's newest analysis state in memory, up to this many MB, so a
     #: batch reads its groups' state without scanning ``group_state`` (0 = off: every batch
-    #: reads the table).  Over the limit the job logs a warning and reads the table.
+    #: scans the table).  Over the limit it keeps each group's key, times and timer (about 200
+    #: bytes a group) and drops the texts written longest ago, which a batch then reads from
+    #: ``group_state`` by key; if even the keys do not fit, it logs a warning and scans the table.
     state_cache_mb: int = 1024
     #: A batch of up to this many rows has its offset commits aggregated on the driver, and,
     #: when the driver's cache holds its groups' state, runs its Python stage there too, with

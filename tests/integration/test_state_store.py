@@ -113,17 +113,46 @@ def test_a_batch_reads_its_predecessors_versions_from_the_cache(spark, tmp_path:
     assert store.due_groups(BATCH + 1, {0: NOW_MS}) == ["plain", "sneaky"]
 
 
-def test_over_its_budget_the_store_reads_the_table(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_over_its_budget_the_store_keeps_the_keys_and_reads_texts_by_key(
+    spark, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Texts over ``job.state_cache_mb``: the cache keeps every group's key and timer, and a
+    batch reads the texts it lacks from the table by key, in the workers (a large batch) or on
+    the driver with delta-rs (a small one), what the table's own read gives either way; also
+    from files delta-rs's MERGE rewrote (state maintenance), which read as ``string_view``."""
+    import pyarrow as pa
+
+    from groupwatch.delta import write as deltawrite
+    from groupwatch.spark.state_cache import StateCache
+
     cfg = _cfg(tmp_path, "job.state_cache_mb=1")
     sinks.ensure_tables(spark, cfg)
     big = '{"x": "' + "x" * 1_100_000 + '"}'
     _append(spark, cfg, [*ROWS, ("big", 1, big, _ts(NOW_MS), False, None, None)])
-    groups = spark.createDataFrame([(g,) for g in [*GROUPS, "big"]], "group string")
+    deltawrite.delete_matching_once(
+        tmp_path / "delta" / "group_state",
+        pa.table({"group": ["plain"], "batch_id": pa.array([3], pa.int64())}),
+        sinks.MAINTENANCE_APP_ID,
+        BATCH,
+        on="t.`group` = s.`group` AND t.batch_id = s.batch_id",
+    )
+    names = [*GROUPS, "big"]
+    groups = spark.createDataFrame([(g,) for g in names], "group string")
+    from_table = _rows(state_store.prior_state(spark, cfg, groups, BATCH))
+    assert "big" in [r[0] for r in from_table]
     store = state_store.StateStore(spark, cfg)
-    got = _rows(store.prior_state(groups, BATCH))
-    assert store.cache is None  # switched off, for good
-    assert got == _rows(state_store.prior_state(spark, cfg, groups, BATCH))
-    assert "big" in [r[0] for r in got]
+    assert _rows(store.prior_state(groups, BATCH)) == from_table
+    assert store.cache is not None and store.cache.covers(BATCH)
+    assert not store.cache.holds_all_texts  # loaded with keys alone: the texts are over
+    assert len(store.cache) == 6 and store.cache.size_bytes < 1_000_000
+    assert store.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]
+    on_driver = store.prior_arrow(names, BATCH)
+    assert _rows(spark.createDataFrame(on_driver)) == from_table
+    # Keys alone over the budget: the cache is off, and the table is read as before.
+    store = state_store.StateStore(spark, cfg)
+    store.cache = StateCache(5 * 200)
+    assert _rows(store.prior_state(groups, BATCH)) == from_table
+    assert store.cache is None
     off = state_store.StateStore(spark, _cfg(tmp_path, "job.state_cache_mb=0"))
     assert off.cache is None and off.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]
 

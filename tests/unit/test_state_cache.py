@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupwatch.spark.state_cache import ENTRY_OVERHEAD, OverBudget, StateCache, Version
+from groupwatch.spark.state_cache import ENTRY_OVERHEAD, Key, OverBudget, StateCache, Version
 
 
 def v(
@@ -84,18 +84,48 @@ def test_forget_keeps_versions_of_the_batch_itself() -> None:
     assert len(cache) == 1
 
 
-def test_over_budget_empties_it_and_says_by_how_much() -> None:
+def test_over_budget_the_oldest_texts_go_and_every_key_stays() -> None:
+    cache = StateCache(3 * ENTRY_OVERHEAD + 11)
+    cache.reset(4, [("a", v(1, "x" * 5)), ("b", v(2, "y" * 5, until=50, partition=1))])
+    assert cache.size_bytes == 2 * ENTRY_OVERHEAD + 10 and cache.holds_all_texts
+    cache.add(5, [("c", v(5, "z" * 6))])
+    # "a" was written longest ago: its text went first, and that was enough.
+    assert cache.dropped_texts == 1 and not cache.holds_all_texts
+    assert cache.size_bytes == 3 * ENTRY_OVERHEAD + 11
+    held, by_key = cache.split(["a", "b", "c", "unknown"])
+    assert held == [("b", "y" * 5, 5), ("c", "z" * 6, 5)]
+    assert by_key == [Key("a", 1, 5)]
+    with pytest.raises(ValueError, match="by key"):
+        cache.states(["a"])
+    cache.settle(5)
+    # A group written again is the newest written: "b" now outlives "c".
+    cache.add(6, [("b", v(6, "y" * 8, until=50, partition=1))])
+    assert cache.split(["b", "c"]) == ([("b", "y" * 8, 5)], [Key("c", 5, 5)])
+    # A dropped text keeps its timer: "b" is due on its partition's clock either way.
+    cache.add(6, [("c", v(6, "w" * 20))])
+    assert cache.split(["b"])[1] == [Key("b", 6, 5)] and cache.due({1: 50}) == ["b"]
+
+
+def test_keys_over_budget_empty_it_and_say_by_how_much() -> None:
     cache = StateCache(2 * ENTRY_OVERHEAD + 10)
+    assert cache.fits(2, 10) and not cache.fits(2, 11)  # the table's keys and sizes
+    with pytest.raises(OverBudget, match="over the cache"):
+        cache.fits(3, 0)
     cache.reset(4, [("a", v(1, "x" * 5)), ("b", v(2, "y" * 5))])
-    assert cache.size_bytes == 2 * ENTRY_OVERHEAD + 10
-    cache.check_fits(2, 10)  # the table's keys and sizes, counted as the versions count
     with pytest.raises(OverBudget, match="over the cache"):
-        cache.check_fits(2, 11)
-    with pytest.raises(OverBudget, match="over the cache"):
-        cache.add(5, [("a", v(5, "x" * 6))])
+        cache.add(5, [("c", v(5, "z"))])
     assert len(cache) == 0 and not cache.covers(5) and cache.size_bytes == 0
-    with pytest.raises(OverBudget):
-        cache.reset(4, [("a", v(1, "x" * 11 + "z" * ENTRY_OVERHEAD * 2))])
+
+
+def test_loaded_without_texts_every_live_group_is_read_by_key() -> None:
+    cache = StateCache(1_000_000)
+    rows = [("a", v(1, None)), ("b", v(2, None, until=9)), ("gone", v(3, None, deleted=True))]
+    cache.reset(4, [], keys_only=rows)
+    assert cache.size_bytes == 3 * ENTRY_OVERHEAD and not cache.holds_all_texts
+    assert cache.split(["a", "b", "gone", "unknown"]) == ([], [Key("a", 1, 5), Key("b", 2, 5)])
+    assert cache.due({0: 9}) == ["b"]
+    cache.add(5, [("a", v(5, '{"a": 5}'))])
+    assert cache.split(["a"]) == ([("a", '{"a": 5}', 5)], [])
 
 
 def test_sizes_follow_replacements_and_drops() -> None:
@@ -105,3 +135,14 @@ def test_sizes_follow_replacements_and_drops() -> None:
     assert cache.size_bytes == 2 * ENTRY_OVERHEAD + 40
     cache.forget(["b"], 10)
     assert cache.size_bytes == ENTRY_OVERHEAD + 40
+
+
+def test_a_load_over_budget_holds_the_newest_texts_that_fit() -> None:
+    cache = StateCache(4 * ENTRY_OVERHEAD + 10)
+    sizes = [("old", 1, 3), ("new", 9, 6), ("mid", 5, 5), ("empty", 2, 0)]
+    # Room for 10 characters beside the four keys: "new" (6), then "mid" (5) is too many.
+    assert cache.texts_to_hold(sizes) == {"new"}
+    assert StateCache(4 * ENTRY_OVERHEAD + 13).texts_to_hold(sizes) == {"new", "mid", "empty"}
+    assert StateCache(10_000).texts_to_hold(sizes) == {"old", "new", "mid", "empty"}
+    with pytest.raises(OverBudget):
+        StateCache(3 * ENTRY_OVERHEAD).texts_to_hold(sizes)

@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 @dataclass
 class DriverTally:
-    """Rows and bytes (Arrow's buffers) collected to the driver in one batch, per purpose."""
+    """Rows and bytes (Arrow's buffers, whole) collected to the driver in one batch, per purpose."""
 
     parts: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -79,7 +79,11 @@ def arrow(what: str, table: pa.Table) -> pa.Table:
     """``table``, collected to the driver for ``what``, counted in the batch's tally."""
     tally = _current.get()
     if tally is not None:
-        tally.add(what, table.num_rows, table.nbytes)
+        # The buffers' whole sizes, not ``nbytes``, which follows the list columns' offsets:
+        # on a batch's output as ``toArrow`` gave it (pyarrow 22), ``nbytes`` of the findings
+        # column (lists of structs of lists) ended the driver in a segmentation fault, where
+        # the same table read back from an IPC stream did not.
+        tally.add(what, table.num_rows, table.get_total_buffer_size())
     return table
 
 

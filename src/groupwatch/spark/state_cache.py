@@ -6,7 +6,18 @@ of 10,000 groups that is hundreds of megabytes read per batch for a handful of g
 
 The cache mirrors the table exactly up to a batch id (``through``): it is filled from the table
 once, then each batch adds the versions it wrote, and state maintenance tells it which groups it
-forgot.  A batch may use it only when it mirrors every version older than that batch and none of
+forgot.
+
+What it holds of a version comes in two parts.  Its key, times and timer (the batch that wrote it,
+whether the group is gone, the last event, the confirmation it awaits) cost about
+``ENTRY_OVERHEAD`` bytes a group and are always held: they answer which groups a batch's clocks
+make due, and which version of a group a batch reads.  Its state text (25 KB a group on average
+on the cluster model, megabytes for the largest) is held while the budget allows: over it, the
+texts written longest ago are dropped first, and a batch that asks for such a group reads that
+one version from the table by its key (:meth:`StateCache.split`).  A live batch touches few
+groups, mostly ones that changed lately, so its texts are the ones held; a fleet whose texts
+outgrow the budget (100,000 groups: 2.5 GB) keeps its keys (20 MB) and no batch scans the table
+for them.  A batch may use it only when it mirrors every version older than that batch and none of
 its own: ``through == batch_id - 1``.  Anything else (a replay of a batch after a failure, a
 batch that failed half-way, a restart) makes the caller reload it from the table, which holds
 the truth.  So a batch reads the same state from the cache as it would from the table, and the
@@ -18,6 +29,7 @@ Pure Python, so it is tested without Spark; the Spark side that fills it lives i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -44,7 +56,16 @@ class Version:
 
 
 class OverBudget(GroupwatchError):
-    """The groups' newest state would exceed the cache's budget."""
+    """The groups' newest versions would exceed the cache's budget even without their texts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A group's newest version whose text the cache does not hold: read from the table by it."""
+
+    group: str
+    batch_id: int
+    last_event_ms: int | None
 
 
 class StateCache:
@@ -57,6 +78,11 @@ class StateCache:
         self._newest: dict[str, Version] = {}
         #: Groups whose newest version awaits a confirmation (a subset of ``_newest``).
         self._pending: set[str] = set()
+        #: Groups whose version holds its text, the one written longest ago first (the first
+        #: dropped over the budget); the others' versions keep ``state`` None.
+        self._held: dict[str, None] = {}
+        #: Texts dropped over the budget since the cache was filled.
+        self.dropped_texts = 0
         self._bytes = 0
 
     def __len__(self) -> int:
@@ -71,23 +97,56 @@ class StateCache:
         """Whether it holds exactly the table's versions older than ``batch_id``."""
         return self.through is not None and self.through == batch_id - 1
 
-    def check_fits(self, groups: int, chars: int) -> None:
-        """Raise :class:`OverBudget` unless ``groups`` versions of ``chars`` characters of
-        state in all fit (counted as :attr:`Version.size` counts them)."""
-        self._check(groups * ENTRY_OVERHEAD + chars)
+    @property
+    def holds_all_texts(self) -> bool:
+        """Whether every live version's text is held (nothing to read by key)."""
+        return len(self._held) == len(self._newest)
 
-    def reset(self, through: int, newest: Iterable[tuple[str, Version]]) -> None:
-        """Fill it with the table's newest version per group among batches up to ``through``.
+    def fits(self, groups: int, chars: int) -> bool:
+        """Whether ``groups`` versions with ``chars`` characters of state in all fit with their
+        texts (counted as :attr:`Version.size` counts them); False if only without.  Raises
+        :class:`OverBudget` if not even their keys fit."""
+        self._check(groups * ENTRY_OVERHEAD)
+        return groups * ENTRY_OVERHEAD + chars <= self.budget_bytes
 
-        Raises :class:`OverBudget` (leaving it empty) if they do not fit."""
+    def reset(
+        self,
+        through: int,
+        newest: Iterable[tuple[str, Version]],
+        *,
+        keys_only: Iterable[tuple[str, Version]] = (),
+    ) -> None:
+        """Fill it with the table's newest version per group among batches up to ``through``:
+        ``newest`` with their texts (held in that order: the first are the first dropped over
+        the budget), ``keys_only`` read without them (none held).
+
+        Raises :class:`OverBudget` (leaving it empty) if not even their keys fit."""
         self.invalidate()
+        self._add(keys_only, texts=False)
         self._add(newest)
         self.through = through
 
-    def add(self, batch_id: int, written: Iterable[tuple[str, Version]]) -> None:
-        """The versions batch ``batch_id`` wrote (each group's newest from now on).
+    def texts_to_hold(self, sizes: Iterable[tuple[str, int, int]]) -> set[str]:
+        """Of the groups whose newest versions are ``sizes`` ((group, batch id, characters of
+        state)), those whose texts a load holds: all if they fit, else the most recently
+        written that fit beside every group's key.  Raises :class:`OverBudget` if not even
+        the keys fit."""
+        listed = list(sizes)
+        room = self.budget_bytes - len(listed) * ENTRY_OVERHEAD
+        self._check(len(listed) * ENTRY_OVERHEAD)
+        held: set[str] = set()
+        for group, _, chars in sorted(listed, key=lambda s: (-s[1], s[0])):
+            if chars > room:
+                break
+            room -= chars
+            held.add(group)
+        return held
 
-        Raises :class:`OverBudget` (leaving it empty) if they do not fit."""
+    def add(self, batch_id: int, written: Iterable[tuple[str, Version]]) -> None:
+        """The versions batch ``batch_id`` wrote (each group's newest from now on), with their
+        texts: held, and the texts written longest ago dropped if over the budget.
+
+        Raises :class:`OverBudget` (leaving it empty) if not even the keys fit."""
         if not self.covers(batch_id):
             raise ValueError(f"batch {batch_id} does not follow batch {self.through}")
         self._add(written)
@@ -109,6 +168,8 @@ class StateCache:
         self.through = None
         self._newest.clear()
         self._pending.clear()
+        self._held.clear()
+        self.dropped_texts = 0
         self._bytes = 0
 
     def due(self, clocks: Mapping[int, int]) -> list[str]:
@@ -132,27 +193,59 @@ class StateCache:
         return sorted(due)
 
     def states(self, groups: Iterable[str]) -> list[tuple[str, str | None, int | None]]:
-        """(group, state, last event ms) of those ``groups`` that have live state."""
-        out = []
+        """(group, state, last event ms) of those ``groups`` that have live state, all of
+        whose texts are held (:meth:`split` otherwise)."""
+        held, by_key = self.split(groups)
+        if by_key:
+            raise ValueError(f"{len(by_key)} group(s) have no text held: read them by key")
+        return held
+
+    def split(
+        self, groups: Iterable[str]
+    ) -> tuple[list[tuple[str, str | None, int | None]], list[Key]]:
+        """Those ``groups`` that have live state: (group, state, last event ms) of those whose
+        text is held, and the keys of those whose text must be read from the table."""
+        held: list[tuple[str, str | None, int | None]] = []
+        by_key: list[Key] = []
         for group in groups:
             version = self._newest.get(group)
-            if version is not None and not version.deleted:
-                out.append((group, version.state, version.last_event_ms))
-        return out
+            if version is None or version.deleted:
+                continue
+            if group in self._held:
+                held.append((group, version.state, version.last_event_ms))
+            else:
+                by_key.append(Key(group, version.batch_id, version.last_event_ms))
+        return held, by_key
 
     # -- internals ---------------------------------------------------------------------------
-    def _add(self, versions: Iterable[tuple[str, Version]]) -> None:
+    def _add(self, versions: Iterable[tuple[str, Version]], *, texts: bool = True) -> None:
         for group, version in versions:
             self._drop(group)
+            if not texts:
+                version = dataclasses.replace(version, state=None)
             self._newest[group] = version
             self._bytes += version.size
+            if texts:
+                self._held[group] = None
             if version.pending_until_ms is not None and not version.deleted:
                 self._pending.add(group)
+        # Over the budget the texts written longest ago go first (dicts keep insertion order,
+        # and a group written again was dropped and inserted anew, at the end).
+        while self._bytes > self.budget_bytes and self._held:
+            self._unhold(next(iter(self._held)))
         try:
             self._check(self._bytes)
         except OverBudget:
             self.invalidate()
             raise
+
+    def _unhold(self, group: str) -> None:
+        del self._held[group]
+        version = self._newest[group]
+        if version.state is not None:
+            self._bytes -= len(version.state)
+            self._newest[group] = dataclasses.replace(version, state=None)
+        self.dropped_texts += 1
 
     def _check(self, needed: int) -> None:
         if needed > self.budget_bytes:
@@ -166,3 +259,4 @@ class StateCache:
         if old is not None:
             self._bytes -= old.size
             self._pending.discard(group)
+            self._held.pop(group, None)

@@ -23,7 +23,7 @@ from groupwatch import locations, tables
 from groupwatch.config import Config
 from groupwatch.delta import write as deltawrite
 from groupwatch.spark import driver_tally, offsets, sinks
-from groupwatch.spark.state_cache import OverBudget, StateCache, Version
+from groupwatch.spark.state_cache import Key, OverBudget, StateCache, Version
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -168,6 +168,74 @@ def local_offset_hints(path: Path, version: int, groups: list[str]) -> pa.Table:
             "last_commit_ms": millis,
         }
     )
+
+
+def keyed_state(spark: SparkSession, config: Config, keys: list[Key]) -> DataFrame:
+    """The versions named by ``keys`` (the cache's newest versions whose texts it dropped),
+    read by Spark in the workers, in :func:`prior_state`'s columns.  The files are chosen by
+    their ``batch_id`` statistics: a batch's versions are appended in files of their own."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    ids = sorted({k.batch_id for k in keys})
+    # As Arrow: a start-up's batch may name every group of the fleet.
+    wanted = spark.createDataFrame(
+        pa.table(
+            {
+                "group": pa.array([k.group for k in keys], pa.string()),
+                "batch_id": pa.array([k.batch_id for k in keys], pa.int64()),
+            }
+        )
+    )
+    return (
+        spark.read.format("delta")
+        .load(config.table_path(tables.GROUP_STATE.name))
+        .where(F.col("batch_id").isin(ids))
+        .join(wanted, ["group", "batch_id"], "left_semi")
+        .select(
+            "group",
+            "state",
+            F.unix_millis("last_event_time").alias("last_event_ms"),
+            F.lit(None).cast("string").alias("topic"),
+            F.lit(None).cast("int").alias("max_partition"),
+            F.lit(None).cast("long").alias("last_commit_ms"),
+        )
+    )
+
+
+def local_keyed_state(path: Path, keys: list[Key]) -> pa.Table:
+    """:func:`keyed_state` read on the driver with delta-rs from a local ``group_state``:
+    (group, state, last_event_ms) of each key, as Arrow.  Only the files whose ``batch_id``
+    statistics may hold a key are opened, and of them only the row groups that may.  (Not
+    by group: files a delta-rs MERGE rewrote, state maintenance's, hold ``string_view``,
+    which Arrow cannot compare with the statistics.)"""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    ids = sorted({k.batch_id for k in keys})
+    read = (
+        DeltaTable(str(path))
+        .to_pyarrow_dataset(file_pruning_predicate=[("batch_id", "in", ids)])
+        .to_table(
+            columns=["group", "batch_id", "state", "last_event_time"],
+            filter=pc.field("batch_id").isin(ids),
+        )
+    )
+    groups = pc.cast(read.column("group"), pa.string())
+    # A group's other versions among the batches read are not its newest: exact keys only.
+    wanted = {(k.group, k.batch_id) for k in keys}
+    batches = read.column("batch_id").to_pylist()
+    keep = pa.array(
+        [(g, b) in wanted for g, b in zip(groups.to_pylist(), batches, strict=True)], pa.bool_()
+    )
+    return pa.table(
+        {
+            "group": groups,
+            "state": pc.cast(read.column("state"), pa.string()),
+            "last_event_ms": pa.array(_unix_millis(read.column("last_event_time")), pa.int64()),
+        }
+    ).filter(keep)
 
 
 def due_groups(
@@ -417,6 +485,9 @@ def _maintain_on_driver(
     )
 
 
+#: The columns of a version read by key (:meth:`StateStore.prior_arrow`).
+_BY_KEY = ("group", "state", "last_event_ms")
+
 #: The columns of ``group_state`` a cached version holds (``batch_id`` given apart when the rows
 #: are a batch's own output).
 _CACHED = ("group", "state", "last_event_time", "deleted", "pending_until", "pending_partition")
@@ -437,10 +508,14 @@ def versions(rows: pa.Table, batch_id: int | None = None) -> Iterator[tuple[str,
     batches = (
         [batch_id] * rows.num_rows if batch_id is not None else rows.column("batch_id").to_pylist()
     )
+    # Versions read without their texts (the cache's keys alone) have no state column.
+    texts = (
+        rows.column("state").to_pylist() if "state" in rows.column_names else [None] * rows.num_rows
+    )
     for group, batch, state, last, deleted, until, partition in zip(
         rows.column("group").to_pylist(),
         batches,
-        rows.column("state").to_pylist(),
+        texts,
         _unix_millis(rows.column("last_event_time")),
         rows.column("deleted").to_pylist(),
         _unix_millis(rows.column("pending_until")),
@@ -451,6 +526,11 @@ def versions(rows: pa.Table, batch_id: int | None = None) -> Iterator[tuple[str,
         yield group, Version(batch, deleted is not False, state, last, until, partition)
 
 
+def cache_budget(config: Config) -> int:
+    """The driver's state cache's budget in bytes (``job.state_cache_mb``; 0: no cache)."""
+    return config.job.state_cache_mb * 1_000_000
+
+
 class StateStore:
     """The state reads of a query's batches: from the driver's cache when it mirrors
     ``group_state`` up to the previous batch, otherwise from the table (filling the cache)."""
@@ -458,8 +538,8 @@ class StateStore:
     def __init__(self, spark: SparkSession, config: Config) -> None:
         self.spark = spark
         self.config = config
-        budget = config.job.state_cache_mb
-        self.cache: StateCache | None = StateCache(budget * 1_000_000) if budget > 0 else None
+        budget = cache_budget(config)
+        self.cache: StateCache | None = StateCache(budget) if budget > 0 else None
         #: A batch whose state versions the table held before it ran (a replay): what it
         #: computes again need not be what the table keeps, so the cache does not take it in
         #: and the next batch reloads from the table.
@@ -479,19 +559,57 @@ class StateStore:
         return due_groups(self.spark, self.config, batch_id, clocks)
 
     def prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
-        """As :func:`prior_state`, the state from the cache when it can serve this batch."""
+        """As :func:`prior_state`, the state from the cache when it can serve this batch; the
+        texts it dropped read by key in the workers (:func:`keyed_state`), so a batch of a
+        fleet's groups (a start-up's) brings none of them to the driver."""
         if not self.serves(batch_id):
             return prior_state(self.spark, self.config, groups, batch_id)
+        assert self.cache is not None
         asked = [r["group"] for r in driver_tally.rows("groups", groups.collect())]
-        return self.spark.createDataFrame(self.prior_arrow(asked, batch_id))
+        held, by_key = self.cache.split(asked)
+        known = self.spark.createDataFrame(self._prior_arrow(asked, held, batch_id))
+        if not by_key:
+            return known
+        return known.unionByName(keyed_state(self.spark, self.config, by_key))
 
     def prior_arrow(self, groups: list[str], batch_id: int) -> pa.Table:
         """The prior state of ``groups`` (in :func:`prior_state`'s columns) as Arrow, from the
-        cache, which must serve this batch (:meth:`serves`)."""
+        cache, which must serve this batch (:meth:`serves`); the texts it dropped read by key
+        on the driver (a small batch's few groups)."""
+        assert self.cache is not None and self.cache.covers(batch_id)
+        held, by_key = self.cache.split(groups)
+        if by_key:
+            held = held + self._read_by_key(by_key)
+        return self._prior_arrow(groups, held, batch_id)
+
+    def _read_by_key(self, keys: list[Key]) -> list[tuple[str, str | None, int | None]]:
+        """The texts of ``keys`` read on the driver: with delta-rs from a local table, by Spark
+        (collected) from another."""
+        path = locations.local_path(self.config.table_path(tables.GROUP_STATE.name))
+        if path is not None:
+            read = local_keyed_state(path, keys)
+        else:
+            read = keyed_state(self.spark, self.config, keys).select(*_BY_KEY).toArrow()
+        rows = driver_tally.arrow("state by key", read)
+        return list(
+            zip(
+                rows.column("group").to_pylist(),
+                rows.column("state").to_pylist(),
+                rows.column("last_event_ms").to_pylist(),
+                strict=True,
+            )
+        )
+
+    def _prior_arrow(
+        self,
+        groups: list[str],
+        found: list[tuple[str, str | None, int | None]],
+        batch_id: int,
+    ) -> pa.Table:
+        """``found``'s states with the offset hints of ``groups``, in :func:`prior_state`'s
+        columns."""
         import pyarrow as pa
 
-        assert self.cache is not None and self.cache.covers(batch_id)
-        found = self.cache.states(groups)
         names, states, last = zip(*found, strict=True) if found else ((), (), ())
         arrow = pa.table(
             {
@@ -524,10 +642,18 @@ class StateStore:
         if not self.wants(batch_id):
             return
         assert self.cache is not None
+        dropped = self.cache.dropped_texts
         try:
             self.cache.add(batch_id, versions(rows, batch_id))
         except OverBudget as exc:
             self._off(exc)
+            return
+        if dropped == 0 and self.cache.dropped_texts:
+            log.warning(
+                "state cache: the groups' state texts are over job.state_cache_mb; the texts "
+                "written longest ago are dropped, and a batch reads those it asks for from "
+                "group_state by key (each group's key, times and timer stay held)"
+            )
 
     def forget(self, groups: Iterable[str], batch_id: int) -> None:
         """State maintenance of this batch deleted these groups' older versions."""
@@ -562,8 +688,8 @@ class StateStore:
 
     def _off(self, exc: OverBudget) -> None:
         log.warning(
-            "state cache off (%s): every batch now reads its groups' state from group_state; "
-            "raise job.state_cache_mb to keep it",
+            "state cache off (%s): every batch now scans group_state for its groups' state; "
+            "raise job.state_cache_mb to keep it (about 200 bytes a group)",
             exc,
         )
         self.cache = None
@@ -571,9 +697,12 @@ class StateStore:
 
 def load(spark: SparkSession, config: Config, cache: StateCache, batch_id: int) -> bool:
     """Fill ``cache`` with each group's newest version older than ``batch_id``: one pass over
-    the table for the versions' keys and sizes, a second for the versions, only if they fit
-    (:class:`OverBudget` otherwise, before anything is collected).  Whether the table already
-    holds versions of this batch or later (the batch is a replay)."""
+    the table for the versions' keys and sizes, a second for the versions, with the texts of
+    the most recently written that fit (:meth:`StateCache.texts_to_hold`; the others are read
+    by key when a batch asks, and :class:`OverBudget` if not even the keys fit, before
+    anything is collected).  Whether the table already holds versions of this batch or later
+    (the batch is a replay)."""
+    import pyarrow as pa
     from pyspark.sql import functions as F
 
     started = time.monotonic()
@@ -584,7 +713,7 @@ def load(spark: SparkSession, config: Config, cache: StateCache, batch_id: int) 
         table.groupBy("group")
         .agg(
             F.max("batch_id").alias("batch_id"),
-            F.max_by(F.length("state"), F.col("batch_id")).alias("chars"),
+            F.max_by(F.coalesce(F.length("state"), F.lit(0)), F.col("batch_id")).alias("chars"),
         )
         .persist()
     )
@@ -594,22 +723,64 @@ def load(spark: SparkSession, config: Config, cache: StateCache, batch_id: int) 
         ).first()
         assert size is not None
         cache.invalidate()
-        cache.check_fits(int(size["groups"]), int(size["chars"] or 0))
+        groups, chars = int(size["groups"]), int(size["chars"] or 0)
+        versions_read = newest
+        if cache.fits(groups, chars):
+            held = F.lit(True)
+        else:
+            # The keys and sizes of every group (a few tens of bytes each) decide whose texts
+            # are read: the most recently written that fit.
+            sizes = driver_tally.arrow("state cache load", newest.toArrow())
+            chosen = cache.texts_to_hold(
+                zip(
+                    sizes.column("group").to_pylist(),
+                    sizes.column("batch_id").to_pylist(),
+                    sizes.column("chars").to_pylist(),
+                    strict=True,
+                )
+            )
+            names = spark.createDataFrame(
+                pa.table({"group": pa.array(sorted(chosen), pa.string())})
+            ).withColumn("_held", F.lit(True))
+            versions_read = newest.join(F.broadcast(names), "group", "left")
+            held = F.coalesce(F.col("_held"), F.lit(False))
         with _small_column_batches(spark):
             rows = (
-                table.join(newest.select("group", "batch_id"), ["group", "batch_id"], "left_semi")
-                .select(*_CACHED, "batch_id")
+                table.join(
+                    versions_read.select("group", "batch_id", held.alias("_held")),
+                    ["group", "batch_id"],
+                )
+                .select(
+                    *[
+                        F.when(F.col("_held"), F.col(c)).alias(c) if c == "state" else c
+                        for c in _CACHED
+                    ],
+                    "batch_id",
+                    "_held",
+                )
                 .toArrow()
             )
             driver_tally.arrow("state cache load", rows)
     finally:
         newest.unpersist()
-    cache.reset(batch_id - 1, versions(rows))
+    marks = rows.column("_held").to_pylist()
+    # Held in the order written, so that the texts written longest ago are the first dropped.
+    loaded = sorted(versions(rows), key=lambda gv: gv[1].batch_id)
+    keep = {g for g, m in zip(rows.column("group").to_pylist(), marks, strict=True) if m}
+    cache.reset(
+        batch_id - 1,
+        [(g, v) for g, v in loaded if g in keep],
+        keys_only=[(g, v) for g, v in loaded if g not in keep],
+    )
     log.info(
-        "batch %d: state cache loaded from group_state: %d group(s), %.1f MB, in %.1f s",
+        "batch %d: state cache loaded from group_state: %d group(s), %.1f MB, in %.1f s%s",
         batch_id,
         len(cache),
         cache.size_bytes / 1e6,
         time.monotonic() - started,
+        ""
+        if len(keep) == len(cache)
+        else f"; {len(cache) - len(keep)} group(s)' texts are over job.state_cache_mb "
+        f"({chars / 1e6:.0f} MB in all): read by key as batches ask",
     )
     return replay
