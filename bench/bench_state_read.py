@@ -21,6 +21,11 @@ due groups, three ways:
 - ``by key, workers``: the same read by Spark (``StateStore.prior_state``, a large batch or
   tables on an object store).
 
+The two ways by key run on two copies of the table: ``before``, its files as the job wrote
+them until ``Table.read_by`` (as they come, a start-up's file one row group), and ``now``,
+written by the job's own writers (``sinks.append_once``, ``delta.write.append_once``: each
+file sorted by group, in small row groups).
+
 Prints the seconds of each (median and slowest), the ratios to the table scan, the cache's
 load time and size, and the process's resident memory; and checks that every way reads the
 same states.  ``--keep DIR`` keeps (and reuses) the table there.
@@ -50,16 +55,28 @@ from groupwatch import tables  # noqa: E402
 from groupwatch.spark import session, sinks, state_store  # noqa: E402
 from groupwatch.spark.state_cache import StateCache  # noqa: E402
 
+#: How the table's files are laid out: as the job wrote them before ``Table.read_by``, and now.
+LAYOUTS = ("before", "now")
+
 
 def name(i: int) -> str:
     return f"group-{i:07d}"
 
 
-def build(spark, cfg, args) -> None:  # type: ignore[no-untyped-def]
-    """The table as a start-up (Spark) and live batches (delta-rs) leave it."""
+def build(spark, cfg, args, layout: str) -> None:  # type: ignore[no-untyped-def]
+    """The table as a start-up (Spark) and live batches (delta-rs) leave it: ``now`` through
+    the job's own writers (each file sorted by group in small row groups), ``before`` as they
+    wrote it until then (files as they come, one row group to a start-up's file)."""
+    import dataclasses
+
     import pyarrow as pa
-    from deltalake import write_deltalake
     from pyspark.sql import functions as F
+
+    from groupwatch.delta import write as deltawrite
+
+    table = tables.GROUP_STATE
+    if layout == "before":
+        table = dataclasses.replace(table, read_by="")
 
     path = cfg.table_path(tables.GROUP_STATE.name)
     groups, first = args.groups, args.startup_batches
@@ -82,7 +99,7 @@ def build(spark, cfg, args) -> None:  # type: ignore[no-untyped-def]
             F.concat_ws(",", F.transform(F.sequence(F.lit(1), F.lit(members)), entry)),
             F.lit("]}"),
         )
-        named.select(
+        rows = named.select(
             "group",
             F.lit(b).cast("long").alias("batch_id"),
             text.alias("state"),
@@ -90,8 +107,12 @@ def build(spark, cfg, args) -> None:  # type: ignore[no-untyped-def]
             F.lit(False).alias("deleted"),
             F.lit(None).cast("timestamp").alias("pending_until"),
             F.lit(None).cast("int").alias("pending_partition"),
-        ).repartition(8, "group").write.format("delta").mode("append").save(path)
-    print(f"start-up: {groups:,} groups in {first} batches, {time.monotonic() - started:.1f}s")
+        ).repartition(8, "group")  # as the Python stage's output comes: by group
+        sinks.append_once(rows, table, cfg, "bench", b)
+    print(
+        f"{layout}: start-up of {groups:,} groups in {first} batches written in "
+        f"{time.monotonic() - started:.1f}s"
+    )
     rnd = random.Random(7)
     local = Path(path)
     now = dt.datetime(2026, 12, 1, 0, 5, tzinfo=dt.UTC)
@@ -100,8 +121,9 @@ def build(spark, cfg, args) -> None:  # type: ignore[no-untyped-def]
         n = len(chosen)
         # A third await a confirmation, on partition 0 (the due groups' look-up has work).
         until = [now if i % 3 == 0 else None for i in chosen]
-        write_deltalake(
-            str(local),
+        deltawrite.append_once(
+            local,
+            table,
             pa.table(
                 {
                     "group": pa.array([name(i) for i in chosen], pa.string()),
@@ -116,9 +138,10 @@ def build(spark, cfg, args) -> None:  # type: ignore[no-untyped-def]
                     "pending_partition": pa.array([0 if u else None for u in until], pa.int32()),
                 }
             ),
-            mode="append",
+            "bench",
+            b,
         )
-    print(f"live: {args.live_batches} batches of {args.batch_groups} groups written")
+    print(f"{layout}: {args.live_batches} live batches of {args.batch_groups} groups written")
 
 
 def rows(arrow) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
@@ -140,64 +163,63 @@ def main() -> int:
     args = ap.parse_args()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="groupwatch-state-read-"))
-    cfg = config_mod.load(
-        ROOT / "conf" / "local.toml", env={}, overrides=[f"delta.root={work / 'delta'}"]
-    )
-    spark = session.build_session(cfg)
+    configs = {
+        layout: config_mod.load(
+            ROOT / "conf" / "local.toml", env={}, overrides=[f"delta.root={work / layout}"]
+        )
+        for layout in LAYOUTS
+    }
+    spark = session.build_session(configs["now"])
     try:
-        if not (work / "delta" / tables.GROUP_STATE.name).exists():
-            build(spark, cfg, args)
-        sinks.ensure_tables(spark, cfg)
         batch = args.startup_batches + args.live_batches
         clocks = {0: int(dt.datetime(2026, 12, 2, tzinfo=dt.UTC).timestamp() * 1000)}
-        store = state_store.StateStore(spark, cfg)
-        # Room for every key and no text: every group a batch asks for is read by key.
-        store.cache = StateCache(args.groups * 200 + 1)
-        started = time.monotonic()
-        assert store.serves(batch)
-        load_s = time.monotonic() - started
-        assert store.cache is not None
-        print(
-            f"cache loaded in {load_s:.1f}s: {len(store.cache):,} groups, "
-            f"{store.cache.size_bytes / 1e6:.1f} MB counted, texts held: "
-            f"{'all' if store.cache.holds_all_texts else 'not all'}; "
-            f"process RSS {status_kb(os.getpid(), 'VmRSS') / 1024:,.0f} MB"
-        )
+        stores = {}
+        for layout, cfg in configs.items():
+            if not (work / layout / tables.GROUP_STATE.name).exists():
+                build(spark, cfg, args, layout)
+            sinks.ensure_tables(spark, cfg)
+            store = state_store.StateStore(spark, cfg)
+            # Room for every key and no text: every group a batch asks for is read by key.
+            store.cache = StateCache(args.groups * 200 + 1)
+            started = time.monotonic()
+            assert store.serves(batch)
+            assert store.cache is not None
+            print(
+                f"{layout}: cache loaded in {time.monotonic() - started:.1f}s: "
+                f"{len(store.cache):,} groups, {store.cache.size_bytes / 1e6:.1f} MB counted, "
+                f"texts held: {'all' if store.cache.holds_all_texts else 'not all'}; "
+                f"process RSS {status_kb(os.getpid(), 'VmRSS') / 1024:,.0f} MB"
+            )
+            stores[layout] = store
         rnd = random.Random(11)
-        seconds: dict[str, list[float]] = {
-            "table scan": [],
-            "by key, driver": [],
-            "by key, workers": [],
-        }
+        seconds: dict[str, list[float]] = {}
         for sample in range(args.samples):
             asked = sorted(name(i) for i in rnd.sample(range(args.groups), args.touch))
             frame = spark.createDataFrame([(g,) for g in asked], "group string")
-
+            cfg = configs["before"]
             t = time.monotonic()
             scanned = state_store.prior_state(spark, cfg, frame, batch).toArrow()
             due_scan = state_store.due_groups(spark, cfg, batch, clocks)
-            seconds["table scan"].append(time.monotonic() - t)
-
-            t = time.monotonic()
-            on_driver = store.prior_arrow(asked, batch)
-            due_keys = store.due_groups(batch, clocks)
-            seconds["by key, driver"].append(time.monotonic() - t)
-
-            t = time.monotonic()
-            in_workers = store.prior_state(frame, batch).toArrow()
-            seconds["by key, workers"].append(time.monotonic() - t)
-
-            assert rows(scanned) == rows(on_driver) == rows(in_workers), sample
+            seconds.setdefault("table scan (before)", []).append(time.monotonic() - t)
             assert len(rows(scanned)) == len(asked), (len(rows(scanned)), len(asked))
-            assert due_scan == due_keys and due_keys, (len(due_scan), len(due_keys))
-        base = statistics.median(seconds["table scan"])
+            for layout, store in stores.items():
+                t = time.monotonic()
+                on_driver = store.prior_arrow(asked, batch)
+                due_keys = store.due_groups(batch, clocks)
+                seconds.setdefault(f"by key, driver, {layout}", []).append(time.monotonic() - t)
+                t = time.monotonic()
+                in_workers = store.prior_state(frame, batch).toArrow()
+                seconds.setdefault(f"by key, workers, {layout}", []).append(time.monotonic() - t)
+                assert rows(scanned) == rows(on_driver) == rows(in_workers), (sample, layout)
+                assert due_scan == due_keys and due_keys, (len(due_scan), len(due_keys))
+        base = statistics.median(seconds["table scan (before)"])
         print(
-            f"{args.groups:,} groups, {args.touch} asked a batch, {len(due_keys):,} due, "
+            f"{args.groups:,} groups, {args.touch} asked a batch, {len(due_scan):,} due, "
             f"{args.samples} samples (median / slowest, ratio to the table scan):"
         )
         for arm, values in seconds.items():
             mid = statistics.median(values)
-            print(f"  {arm:<16} {mid:6.2f}s / {max(values):6.2f}s   x{mid / base:.2f}")
+            print(f"  {arm:<26} {mid:6.2f}s / {max(values):6.2f}s   x{mid / base:.2f}")
         print(f"process RSS at the end {status_kb(os.getpid(), 'VmRSS') / 1024:,.0f} MB")
     finally:
         spark.stop()

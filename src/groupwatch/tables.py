@@ -79,6 +79,14 @@ def group_bucket(group: str) -> int:
     return zlib.crc32(group.encode("utf-8")) % GROUP_BUCKETS
 
 
+#: Rows a row group of a :attr:`Table.read_by` table holds at most, as delta-rs writes it: a
+#: group's state is 25 KB on average on the cluster model, so about 1.6 MB.
+KEYED_ROW_GROUP_ROWS = 64
+#: The row group size Spark's Parquet writer aims at for such a table (``parquet.block.size``;
+#: its default is 128 MB, a start-up's whole file).
+KEYED_ROW_GROUP_BYTES = 2 * 1024 * 1024
+
+
 @dataclass(frozen=True)
 class Table:
     """One Delta table: its row type, how it is partitioned, and the key a MERGE matches on."""
@@ -105,6 +113,11 @@ class Table:
     #: say so where a key's newest record is a tombstone: a row of the thing as it now is
     #: must go with the thing.
     removed_when: str = ""
+    #: A column the batches write each file's rows sorted by, in row groups of at most
+    #: :data:`KEYED_ROW_GROUP_ROWS` rows (delta-rs) or :data:`KEYED_ROW_GROUP_BYTES` (Spark),
+    #: so that a read of a few of its values opens a few row groups, not whole files (empty:
+    #: written as they come).
+    read_by: str = ""
 
     def merge_scope(self, groups: Iterable[str | None]) -> str:
         """The condition on the table's side (alias ``t``) that the rows a MERGE of rows of
@@ -717,6 +730,8 @@ GROUP_STATE = Table(
     "The job's per-group analysis state, one version per batch that touched the group (internal).",
     StateRow,
     key=("group", "batch_id"),
+    # A batch reads the versions of the groups whose texts the driver's cache dropped by key.
+    read_by="group",
 )
 
 
@@ -809,6 +824,11 @@ def markdown() -> str:
             out += [f"Identified by `{', '.join(table.key)}`.", ""]
         if table.removed_when:
             out += [f"A batch's row where `{table.removed_when[2:]}` removes its key's row.", ""]
+        if table.read_by:
+            out += [
+                f"Each data file sorted by `{table.read_by}` in small row groups (read by key).",
+                "",
+            ]
         out += ["| column | type | meaning |", "|---|---|---|"]
         out += [f"| `{c.name}` | `{c.ddl}` | {c.doc} |" for c in table.columns]
         out.append("")

@@ -54,6 +54,7 @@ from deltalake.exceptions import CommitFailedError
 from groupwatch import clustering
 from groupwatch.config import UpkeepConfig
 from groupwatch.delta import checksum
+from groupwatch.delta import write as deltawrite
 from groupwatch.tables import Table
 
 log = logging.getLogger("groupwatch.job")
@@ -419,6 +420,8 @@ def tidy(
             # One rewrite at a time: the job's two cores also run the next batch.
             max_concurrent_tasks=1,
             commit_properties=_note(),
+            # A table read by key keeps its small row groups (each file's runs stay sorted).
+            writer_properties=deltawrite.shaped(table),
         )
         counts["compacted"] = int(metrics.get("numFilesRemoved", 0))
         counts["written"] = int(metrics.get("numFilesAdded", 0))

@@ -172,3 +172,81 @@ def test_session_settings_are_put_back(spark) -> None:  # type: ignore[no-untype
         assert spark.conf.get(key) == "theirs"
     finally:
         spark.conf.unset(key)
+
+
+def test_group_state_is_written_sorted_by_group_in_small_row_groups(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Both writers of a batch's state versions (Spark's, delta-rs's) write each file sorted by
+    group in small row groups, so that a read by key opens a few row groups of a start-up's
+    file, not all of it; and the read by key gives every version asked for, from either."""
+    import itertools
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from groupwatch import clustering
+    from groupwatch.delta import write as deltawrite
+    from groupwatch.spark.state_cache import Key
+
+    cfg = _cfg(tmp_path)
+    sinks.ensure_tables(spark, cfg)
+    path = tmp_path / "delta" / "group_state"
+    # Batch 1 by Spark: 2,000 groups of 3 KB each of text no codec shrinks, out of order.
+    text = F.concat_ws(
+        "",
+        F.transform(
+            F.sequence(F.lit(1), F.lit(48)),
+            lambda i: F.sha2(F.concat("group", i.cast("string")), 256),
+        ),
+    )
+    spark_rows = (
+        spark.range(2_000)
+        .select(F.format_string("g-%05d", (F.col("id") * 7919) % 2_000).alias("group"))
+        .select(
+            "group",
+            F.lit(1).cast("long").alias("batch_id"),
+            text.alias("state"),
+            F.lit(_ts(NOW_MS)).alias("last_event_time"),
+            F.lit(False).alias("deleted"),
+            F.lit(None).cast("timestamp").alias("pending_until"),
+            F.lit(None).cast("int").alias("pending_partition"),
+        )
+        .repartition(2)
+    )
+    sinks.append_once(spark_rows, tables.GROUP_STATE, cfg, "test", 1)
+    # Batch 2 by delta-rs: 300 of them again, out of order.
+    names = [f"g-{i:05d}" for i in random.Random(3).sample(range(2_000), 300)]
+    deltawrite.append_once(
+        path,
+        tables.GROUP_STATE,
+        pa.table(
+            {
+                "group": names,
+                "batch_id": pa.array([2] * 300, pa.int64()),
+                "state": [f'{{"n": "{n}"}}' for n in names],
+                "last_event_time": pa.array([_ts(NOW_MS)] * 300, pa.timestamp("us", "UTC")),
+                "deleted": [False] * 300,
+                "pending_until": pa.nulls(300, pa.timestamp("us", "UTC")),
+                "pending_partition": pa.nulls(300, pa.int32()),
+            }
+        ),
+        "test",
+        2,
+    )
+    files = sorted(path.glob("*.parquet"))
+    assert len(files) == 3
+    for f in files:
+        bounds = clustering.row_group_bounds(pq.read_metadata(f), "group")
+        assert len(bounds) >= 2, f  # more than one row group to a file
+        # Sorted: each row group's range starts after the one before ends.
+        assert all(
+            a.high is not None and b.low is not None and a.high < b.low
+            for a, b in itertools.pairwise(bounds)
+        ), f
+    asked = [Key("g-00007", 1, NOW_MS), Key(names[0], 2, NOW_MS), Key("g-01999", 1, NOW_MS)]
+    got = state_store.local_keyed_state(path, asked)
+    assert sorted(
+        zip(got.column("group").to_pylist(), got.column("last_event_ms").to_pylist(), strict=True)
+    ) == sorted((k.group, NOW_MS) for k in asked)
+    assert f'{{"n": "{names[0]}"}}' in got.column("state").to_pylist()

@@ -32,13 +32,14 @@ from pathlib import Path
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
-from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError
 from deltalake.table import TableMerger
 
+from groupwatch import clustering
 from groupwatch.delta import checksum
 from groupwatch.delta.read import schema
-from groupwatch.tables import Table
+from groupwatch.tables import KEYED_ROW_GROUP_ROWS, Table
 
 log = logging.getLogger("groupwatch.job")
 
@@ -98,6 +99,18 @@ def _retried(write: Callable[[], bool], what: str, path: Path) -> bool:
     raise AssertionError("unreachable")
 
 
+def shaped(table: Table) -> WriterProperties | None:
+    """How delta-rs writes the table's files: a table read by key (:attr:`Table.read_by`) in
+    small row groups with whole statistics, so that a read of a few keys opens a few row groups
+    (None: delta-rs's defaults)."""
+    if not table.read_by:
+        return None
+    return WriterProperties(
+        max_row_group_size=KEYED_ROW_GROUP_ROWS,
+        statistics_truncate_length=clustering.STATISTICS_BYTES,
+    )
+
+
 def _append(
     path: Path, table: Table, data: pa.Table, app_id: str, batch_id: int, note: str | None
 ) -> bool:
@@ -105,12 +118,18 @@ def _append(
     target = DeltaTable(str(path))
     if _written(target, app_id, batch_id):
         return False
-    write_deltalake(
+    rows = conform(data, table)
+    if table.read_by:
+        # Sorted by the column, in small row groups: a read of a few of its values opens few.
+        rows = rows.take(pc.sort_indices(rows, sort_keys=[(table.read_by, "ascending")]))
+    # None is delta-rs's own default, which its typing does not say.
+    write_deltalake(  # type: ignore[call-overload]
         target,
-        conform(data, table),
+        rows,
         mode="append",
         partition_by=list(table.partition_by) or None,
         commit_properties=_commit(app_id, batch_id, note),
+        writer_properties=shaped(table),
     )
     return True
 
@@ -166,10 +185,17 @@ def merge_rows_once(
 
 
 def delete_matching_once(
-    path: Path, rows: pa.Table, app_id: str, batch_id: int, *, on: str
+    path: Path,
+    rows: pa.Table,
+    app_id: str,
+    batch_id: int,
+    *,
+    on: str,
+    table: Table | None = None,
 ) -> bool:
     """Delete the table's rows that match one of ``rows`` (``on``: SQL over ``t`` and ``s``)
-    unless this (app, batch) already did; whether it wrote."""
+    unless this (app, batch) already did; whether it wrote.  ``table``: the files it rewrites
+    are written as that table's (:func:`shaped`)."""
     return _sql_merge_once(
         path,
         rows,
@@ -178,6 +204,7 @@ def delete_matching_once(
         on,
         lambda merger: merger.when_matched_delete(),
         f"{path.name} delete",
+        None if table is None else shaped(table),
     )
 
 
@@ -189,9 +216,11 @@ def _sql_merge_once(
     on: str,
     clauses: Callable[[TableMerger], TableMerger],
     what: str,
+    properties: WriterProperties | None = None,
 ) -> bool:
     """A MERGE of ``data`` as ``s`` into the table as ``t`` on ``on``, with ``clauses``, under
-    the (app, batch) transaction unless the table already holds it."""
+    the (app, batch) transaction unless the table already holds it; the files it writes with
+    ``properties`` (None: delta-rs's defaults)."""
 
     def write() -> bool:
         target = DeltaTable(str(path))
@@ -204,6 +233,7 @@ def _sql_merge_once(
             target_alias="t",
             streamed_exec=False,
             commit_properties=_commit(app_id, batch_id, None),
+            writer_properties=properties,
         )
         clauses(merger).execute()
         return True

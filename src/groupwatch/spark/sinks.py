@@ -19,7 +19,7 @@ from groupwatch import locations, storage, upkeep
 from groupwatch.config import Config
 from groupwatch.delta import checksum
 from groupwatch.spark import driver_tally
-from groupwatch.tables import TABLES, Table
+from groupwatch.tables import KEYED_ROW_GROUP_BYTES, TABLES, Table
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -222,14 +222,22 @@ def conform(df: DataFrame, table: Table) -> DataFrame:
 
 def append_once(df: DataFrame, table: Table, config: Config, app_id: str, batch_id: int) -> None:
     """Append ``df`` unless this (app, batch) was already appended to the table."""
-    (
-        conform(df, table)
-        .write.format("delta")
-        .mode("append")
-        .option("txnAppId", app_id)
-        .option("txnVersion", batch_id)
-        .save(config.table_path(table.name))
-    )
+    rows = conform(df, table)
+    shape: dict[str, str] = {}
+    if table.read_by:
+        # Each file sorted by the column, in small row groups: a read by key opens few.  The
+        # row group size is the Hadoop configuration's, which a write option does not reach
+        # and the session's settings do (Spark copies them into each write's).
+        rows = rows.sortWithinPartitions(table.read_by)
+        shape["parquet.block.size"] = str(KEYED_ROW_GROUP_BYTES)
+    with session_settings(df.sparkSession, shape):
+        (
+            rows.write.format("delta")
+            .mode("append")
+            .option("txnAppId", app_id)
+            .option("txnVersion", batch_id)
+            .save(config.table_path(table.name))
+        )
 
 
 def merge(

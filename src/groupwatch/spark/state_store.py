@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groupwatch import locations, tables
+from groupwatch import clustering, locations, tables
 from groupwatch.config import Config
 from groupwatch.delta import write as deltawrite
 from groupwatch.spark import driver_tally, offsets, sinks
@@ -170,6 +170,10 @@ def local_offset_hints(path: Path, version: int, groups: list[str]) -> pa.Table:
     )
 
 
+#: Up to this many keys, :func:`keyed_state` names their groups in the scan's filter.
+KEYED_SCAN_NAMES = 1_000
+
+
 def keyed_state(spark: SparkSession, config: Config, keys: list[Key]) -> DataFrame:
     """The versions named by ``keys`` (the cache's newest versions whose texts it dropped),
     read by Spark in the workers, in :func:`prior_state`'s columns.  The files are chosen by
@@ -178,6 +182,10 @@ def keyed_state(spark: SparkSession, config: Config, keys: list[Key]) -> DataFra
     from pyspark.sql import functions as F
 
     ids = sorted({k.batch_id for k in keys})
+    # A live batch's few groups named in the scan too: Parquet's row groups (small, sorted by
+    # group: ``Table.read_by``) are skipped by their statistics.  A start-up's batch names too
+    # many for a plan, and reads most files anyway.
+    names = sorted({k.group for k in keys}) if len(keys) <= KEYED_SCAN_NAMES else []
     # As Arrow: a start-up's batch may name every group of the fleet.
     wanted = spark.createDataFrame(
         pa.table(
@@ -191,6 +199,7 @@ def keyed_state(spark: SparkSession, config: Config, keys: list[Key]) -> DataFra
         spark.read.format("delta")
         .load(config.table_path(tables.GROUP_STATE.name))
         .where(F.col("batch_id").isin(ids))
+        .where(F.col("group").isin(names) if names else F.lit(True))
         .join(wanted, ["group", "batch_id"], "left_semi")
         .select(
             "group",
@@ -204,38 +213,69 @@ def keyed_state(spark: SparkSession, config: Config, keys: list[Key]) -> DataFra
 
 
 def local_keyed_state(path: Path, keys: list[Key]) -> pa.Table:
-    """:func:`keyed_state` read on the driver with delta-rs from a local ``group_state``:
-    (group, state, last_event_ms) of each key, as Arrow.  Only the files whose ``batch_id``
-    statistics may hold a key are opened, and of them only the row groups that may.  (Not
-    by group: files a delta-rs MERGE rewrote, state maintenance's, hold ``string_view``,
-    which Arrow cannot compare with the statistics.)"""
+    """:func:`keyed_state` read on the driver from a local ``group_state``: (group, state,
+    last_event_ms) of each key, as Arrow.  Only the files whose ``batch_id`` statistics in the
+    log may hold a key are opened (delta-rs's file pruning), and of each only the row groups
+    whose ``group`` statistics may hold one of the groups (the batches write the table sorted
+    by group in small row groups: ``STATE_ROW_GROUP_BYTES``, ``STATE_ROW_GROUP_ROWS``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
     from deltalake import DeltaTable
 
     ids = sorted({k.batch_id for k in keys})
-    read = (
-        DeltaTable(str(path))
-        .to_pyarrow_dataset(file_pruning_predicate=[("batch_id", "in", ids)])
-        .to_table(
-            columns=["group", "batch_id", "state", "last_event_time"],
-            filter=pc.field("batch_id").isin(ids),
-        )
-    )
-    groups = pc.cast(read.column("group"), pa.string())
-    # A group's other versions among the batches read are not its newest: exact keys only.
     wanted = {(k.group, k.batch_id) for k in keys}
-    batches = read.column("batch_id").to_pylist()
+    names = sorted({k.group.encode() for k in keys})
+    columns = ["group", "batch_id", "state", "last_event_time"]
+    parts = []
+    # No deletion vectors on a table delta-rs writes (the driver's appends and maintenance),
+    # and the rows kept are exact keys, which maintenance never deletes (a group's newest
+    # version): the files' rows are the table's.
+    for uri in DeltaTable(str(path)).file_uris(file_pruning_predicate=[("batch_id", "in", ids)]):
+        with pq.ParquetFile(uri) as source:
+            at = clustering.row_groups(clustering.row_group_bounds(source.metadata, "group"), names)
+            if at:
+                read = source.read_row_groups(at, columns=columns)
+                # Files a delta-rs MERGE rewrote (maintenance's) hold ``string_view``.
+                parts.append(
+                    pa.table(
+                        {
+                            "group": pc.cast(read.column("group"), pa.string()),
+                            "batch_id": pc.cast(read.column("batch_id"), pa.int64()),
+                            "state": pc.cast(read.column("state"), pa.string()),
+                            # Spark writes INT96, which reads as nanoseconds.
+                            "last_event_ms": pa.array(
+                                _unix_millis(
+                                    pc.cast(
+                                        read.column("last_event_time"),
+                                        pa.timestamp("us", "UTC"),
+                                    )
+                                ),
+                                pa.int64(),
+                            ),
+                        }
+                    )
+                )
+    if not parts:
+        return pa.table(
+            {
+                "group": pa.array([], pa.string()),
+                "state": pa.array([], pa.string()),
+                "last_event_ms": pa.array([], pa.int64()),
+            }
+        )
+    read = pa.concat_tables(parts)
+    # A group's other versions, and other groups in the row groups read: exact keys only.
     keep = pa.array(
-        [(g, b) in wanted for g, b in zip(groups.to_pylist(), batches, strict=True)], pa.bool_()
+        [
+            (g, b) in wanted
+            for g, b in zip(
+                read.column("group").to_pylist(), read.column("batch_id").to_pylist(), strict=True
+            )
+        ],
+        pa.bool_(),
     )
-    return pa.table(
-        {
-            "group": groups,
-            "state": pc.cast(read.column("state"), pa.string()),
-            "last_event_ms": pa.array(_unix_millis(read.column("last_event_time")), pa.int64()),
-        }
-    ).filter(keep)
+    return read.filter(keep).select(list(_BY_KEY))
 
 
 def due_groups(
@@ -475,6 +515,7 @@ def _maintain_on_driver(
             sinks.MAINTENANCE_APP_ID,
             batch_id,
             on="t.`group` = s.`group` AND t.batch_id = s.batch_id",
+            table=tables.GROUP_STATE,
         )
     return Maintenance(
         dropped=len(doomed_groups),

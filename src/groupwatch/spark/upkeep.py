@@ -38,7 +38,7 @@ from groupwatch import locations
 from groupwatch import upkeep as tidying
 from groupwatch.config import Config
 from groupwatch.spark import sinks
-from groupwatch.tables import TABLES, Table
+from groupwatch.tables import KEYED_ROW_GROUP_BYTES, TABLES, Table
 
 if TYPE_CHECKING:
     from delta.tables import DeltaTable
@@ -321,7 +321,10 @@ def _tidy_by_spark(
                     target.delete(F.col(tidying.CLOSED_COLUMN).isin(days))
             if detected is not None and table.name == tidying.FINDINGS_TABLE:
                 target.delete(F.col(tidying.FINDINGS_COLUMN) < F.lit(detected))
-            metrics = target.optimize().executeCompaction().first()
+            # A table read by key keeps small row groups (Spark's writes of it have them).
+            shape = {"parquet.block.size": str(KEYED_ROW_GROUP_BYTES)} if table.read_by else {}
+            with sinks.session_settings(spark, shape):
+                metrics = target.optimize().executeCompaction().first()
             if metrics is not None:
                 compacted = int(metrics["metrics"]["numFilesRemoved"])
                 written = int(metrics["metrics"]["numFilesAdded"])
