@@ -124,10 +124,10 @@ class JobConfig:
     #: time loses its analysis state (0 = never).
     expire_idle_groups_hours: int = 168
     #: The driver keeps every group's newest analysis state in memory, up to this many MB, so a
-    #: batch reads its groups' state without scanning ``group_state`` (0 = off: every batch
-    #: scans the table).  Over the limit it keeps each group's key, times and timer (about 200
-    #: bytes a group) and drops the texts written longest ago, which a batch then reads from
-    #: ``group_state`` by key; if even the keys do not fit, it logs a warning and scans the table.
+    #: batch reads its groups' state without scanning ``group_state``.  Each group's key, times
+    #: and timer (about 200 bytes a group) are always held; over the limit the texts written
+    #: longest ago are dropped, and a batch reads those it asks for from ``group_state`` by key
+    #: (0 = no text held: every batch reads its groups' texts by key).
     state_cache_mb: int = 1024
     #: A batch of up to this many rows has its offset commits aggregated on the driver, and,
     #: when the driver's cache holds its groups' state, runs its Python stage there too, with

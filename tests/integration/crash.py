@@ -21,12 +21,14 @@ of several partitions, as ``__consumer_offsets`` gives them.
 
 The clean run is the job in this process, on the session's SparkSession (a run that is never
 killed needs no process of its own, and the session's JVM is warm); its tables are all written
-from the driver with delta-rs (``delta.driver_write_rows`` above any batch's rows) and it reads
-every batch's state from ``group_state`` (``job.state_cache_mb=0``).  The killed run, a process
-of its own (``groupwatch run``) so that a kill takes its JVM and Python workers with it, writes
-a batch of few rows from the driver and a larger one by Spark and reads state from the driver's
-cache: the comparison holds the two writers to the same rows, and their shared transaction ids
-to exactly once when a replay takes the other writer than the first attempt. The random seed
+from the driver with delta-rs (``delta.driver_write_rows`` above any batch's rows), its Python
+stage runs in the workers (``job.driver_stage_rows=0``) and it reads every batch's state from
+``group_state`` by key (``job.state_cache_mb=0``: the cache holds the keys alone).  The killed
+run, a process of its own (``groupwatch run``) so that a kill takes its JVM and Python workers
+with it, writes a batch of few rows from the driver and a larger one by Spark, runs its Python
+stage on the driver and reads state from the driver's cache: the comparison holds the two
+writers, and the two Python stages, to the same rows, and the writers' shared transaction ids
+to exactly once when a replay takes the other writer than the first attempt.  The random seed
 is printed; set GROUPWATCH_CRASH_SEED to replay a run.
 """
 
@@ -167,7 +169,8 @@ def _clean_run(spark: Any, broker: str, root: Path, counts: dict[str, int]) -> N
     from groupwatch import config
     from groupwatch.spark.sinks import session_settings
 
-    cfg = config.load(None, env={}, overrides=_settings(broker, root, counts, CLEAN_WRITES, 0))
+    overrides = [*_settings(broker, root, counts, CLEAN_WRITES, 0), "job.driver_stage_rows=0"]
+    cfg = config.load(None, env={}, overrides=overrides)
     with session_settings(spark, SPARK_CONF):
         run_once(spark, cfg)
 

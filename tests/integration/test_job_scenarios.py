@@ -122,7 +122,7 @@ SMALL_CACHE = 16_000
         ("1024", "0", "20000"),
         ("1024", "0", "0"),
     ],
-    ids=["state-cache", "state-cache-workers", "state-table", "one-batch", "one-batch-workers"],
+    ids=["state-cache", "state-cache-workers", "state-by-key", "one-batch", "one-batch-workers"],
 )
 def test_the_job_and_analyze_agree(
     spark,
@@ -138,7 +138,7 @@ def test_the_job_and_analyze_agree(
     """One record sequence, two drivers: the job (in several batches, or in one) and analyze
     raise the same findings, id for id, in the same words and with the same evidence; whether
     batches read their groups' state from the driver's cache (with some texts dropped over its
-    budget and read by key) or from the table, and run their Python stage on the driver (the
+    budget and read by key) or all of it by key, and run their Python stage on the driver (the
     batch's every commit of its groups) or in the workers (the first commit of each partition
     and the last before each generation)."""
     from groupwatch.detect import Analyzer, DetectorConfig
@@ -174,7 +174,7 @@ def test_the_job_and_analyze_agree(
     assert dropped == small, caplog.text
     assert "state cache off" not in caplog.text
 
-    on_driver = state_cache_mb != "0" and driver_stage_rows != "0"
+    on_driver = driver_stage_rows != "0"
     assert (query.DRIVER_PYTHON in steps) == on_driver, steps
     assert (query.PYTHON in steps) == (not on_driver), steps
     rows = table(spark, cfg, "findings").collect()

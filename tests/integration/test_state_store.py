@@ -73,7 +73,7 @@ def test_the_cache_reads_what_the_table_reads(spark, tmp_path: Path) -> None:  #
     assert _rows(store.prior_state(groups, BATCH)) == from_table
     assert [r[0] for r in from_table] == ["anywhere", "on-p0", "plain", "settled"]
     assert ("plain", '{"v": 8}', NOW_MS - 1_234, None, None, None) in from_table
-    assert store.cache is not None and store.cache.covers(BATCH)
+    assert store.cache.covers(BATCH)
     # The load read the state column in small batches, and left the session as it was.
     assert spark.conf.get("spark.sql.parquet.columnarReaderBatchSize") == batch_rows
 
@@ -89,7 +89,7 @@ def test_a_replayed_batch_leaves_the_next_one_to_the_table(spark, tmp_path: Path
     written = spark.createDataFrame([again], tables.GROUP_STATE.ddl).drop("batch_id")
     store.record(BATCH, written.toArrow())
     store.settle(BATCH, completed=True)
-    assert store.cache is not None and not store.cache.covers(BATCH + 1)
+    assert not store.cache.covers(BATCH + 1)
     # The next batch reloads: the version this batch's first attempt wrote is what it reads.
     assert store.due_groups(BATCH + 1, {0: NOW_MS}) == ["plain"]
 
@@ -123,7 +123,6 @@ def test_over_its_budget_the_store_keeps_the_keys_and_reads_texts_by_key(
     import pyarrow as pa
 
     from groupwatch.delta import write as deltawrite
-    from groupwatch.spark.state_cache import StateCache
 
     cfg = _cfg(tmp_path, "job.state_cache_mb=1")
     sinks.ensure_tables(spark, cfg)
@@ -142,19 +141,18 @@ def test_over_its_budget_the_store_keeps_the_keys_and_reads_texts_by_key(
     assert "big" in [r[0] for r in from_table]
     store = state_store.StateStore(spark, cfg)
     assert _rows(store.prior_state(groups, BATCH)) == from_table
-    assert store.cache is not None and store.cache.covers(BATCH)
+    assert store.cache.covers(BATCH)
     assert not store.cache.holds_all_texts  # loaded with keys alone: the texts are over
     assert len(store.cache) == 6 and store.cache.size_bytes < 1_000_000
     assert store.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]
     on_driver = store.prior_arrow(names, BATCH)
     assert _rows(spark.createDataFrame(on_driver)) == from_table
-    # Keys alone over the budget: the cache is off, and the table is read as before.
-    store = state_store.StateStore(spark, cfg)
-    store.cache = StateCache(5 * 200)
-    assert _rows(store.prior_state(groups, BATCH)) == from_table
-    assert store.cache is None
-    off = state_store.StateStore(spark, _cfg(tmp_path, "job.state_cache_mb=0"))
-    assert off.cache is None and off.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]
+    # No room for texts (``job.state_cache_mb = 0``): every group's key, every text by key.
+    keys_only = state_store.StateStore(spark, _cfg(tmp_path, "job.state_cache_mb=0"))
+    assert keys_only.due_groups(BATCH, {0: NOW_MS + 1_000}) == ["on-p0"]
+    assert keys_only.cache.split(names)[0] == [] and len(keys_only.cache) == 6
+    assert _rows(keys_only.prior_state(groups, BATCH)) == from_table
+    assert _rows(spark.createDataFrame(keys_only.prior_arrow(names, BATCH))) == from_table
 
 
 def test_session_settings_are_put_back(spark) -> None:  # type: ignore[no-untyped-def]

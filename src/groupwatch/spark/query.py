@@ -431,12 +431,11 @@ class GroupwatchQuery:
             groups = groups.unionByName(
                 self.spark.createDataFrame([(g,) for g in due], "group string")
             ).distinct()
-        if self.state.serves(batch.batch_id):
-            # The driver's state cache is asked by name, so the batch's groups come to the
-            # driver anyway: collected once here, the stage's semi-joins (the first commits',
-            # the offset hints') read them as a local list instead of each computing them
-            # again from the batch's records (a shuffle and a job each).
-            groups = self.spark.createDataFrame(driver_tally.arrow("groups", groups.toArrow()))
+        # The driver's state cache is asked by name, so the batch's groups come to the driver
+        # anyway: collected once here, the stage's semi-joins (the first commits', the offset
+        # hints') read them as a local list instead of each computing them again from the
+        # batch's records (a shuffle and a job each).
+        groups = self.spark.createDataFrame(driver_tally.arrow("groups", groups.toArrow()))
         stats = batch.stats
         if stats.has_commits:
             records = records.unionByName(
@@ -471,8 +470,8 @@ class GroupwatchQuery:
 
     def _on_driver(self, batch: Batch) -> bool:
         """Whether the batch's Python stage runs on the driver
-        (:mod:`~groupwatch.spark.driver_stage`): a small batch whose state the cache serves."""
-        return self._small(batch) and self.state.serves(batch.batch_id)
+        (:mod:`~groupwatch.spark.driver_stage`): a small batch."""
+        return self._small(batch)
 
     def _analyze_on_driver(
         self, batch: Batch, due: list[str], views: dict[str, BrokerView]
@@ -483,6 +482,7 @@ class GroupwatchQuery:
             "records", source.driver_rows(batch.rows, batch.malformed).toArrow()
         )
         records, groups = driver_stage.records_of(rows, due)
+        self.state.serve(batch.batch_id)
         state = self.state.prior_arrow(groups, batch.batch_id)
         return self._step(OUTPUTS, self._run_on_driver, batch, records, state, views)
 

@@ -33,8 +33,6 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from groupwatch.errors import GroupwatchError
-
 #: Bytes counted per cached group besides its state text (keys, the version's fields).
 ENTRY_OVERHEAD = 200
 
@@ -53,10 +51,6 @@ class Version:
     @property
     def size(self) -> int:
         return ENTRY_OVERHEAD + (len(self.state) if self.state is not None else 0)
-
-
-class OverBudget(GroupwatchError):
-    """The groups' newest versions would exceed the cache's budget even without their texts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +98,7 @@ class StateCache:
 
     def fits(self, groups: int, chars: int) -> bool:
         """Whether ``groups`` versions with ``chars`` characters of state in all fit with their
-        texts (counted as :attr:`Version.size` counts them); False if only without.  Raises
-        :class:`OverBudget` if not even their keys fit."""
-        self._check(groups * ENTRY_OVERHEAD)
+        texts (counted as :attr:`Version.size` counts them); False if only their keys."""
         return groups * ENTRY_OVERHEAD + chars <= self.budget_bytes
 
     def reset(
@@ -118,9 +110,7 @@ class StateCache:
     ) -> None:
         """Fill it with the table's newest version per group among batches up to ``through``:
         ``newest`` with their texts (held in that order: the first are the first dropped over
-        the budget), ``keys_only`` read without them (none held).
-
-        Raises :class:`OverBudget` (leaving it empty) if not even their keys fit."""
+        the budget), ``keys_only`` read without them (none held)."""
         self.invalidate()
         self._add(keys_only, texts=False)
         self._add(newest)
@@ -129,11 +119,9 @@ class StateCache:
     def texts_to_hold(self, sizes: Iterable[tuple[str, int, int]]) -> set[str]:
         """Of the groups whose newest versions are ``sizes`` ((group, batch id, characters of
         state)), those whose texts a load holds: all if they fit, else the most recently
-        written that fit beside every group's key.  Raises :class:`OverBudget` if not even
-        the keys fit."""
+        written that fit beside every group's key (none if the keys alone are over)."""
         listed = list(sizes)
         room = self.budget_bytes - len(listed) * ENTRY_OVERHEAD
-        self._check(len(listed) * ENTRY_OVERHEAD)
         held: set[str] = set()
         for group, _, chars in sorted(listed, key=lambda s: (-s[1], s[0])):
             if chars > room:
@@ -144,9 +132,7 @@ class StateCache:
 
     def add(self, batch_id: int, written: Iterable[tuple[str, Version]]) -> None:
         """The versions batch ``batch_id`` wrote (each group's newest from now on), with their
-        texts: held, and the texts written longest ago dropped if over the budget.
-
-        Raises :class:`OverBudget` (leaving it empty) if not even the keys fit."""
+        texts: held, and the texts written longest ago dropped if over the budget."""
         if not self.covers(batch_id):
             raise ValueError(f"batch {batch_id} does not follow batch {self.through}")
         self._add(written)
@@ -233,11 +219,6 @@ class StateCache:
         # and a group written again was dropped and inserted anew, at the end).
         while self._bytes > self.budget_bytes and self._held:
             self._unhold(next(iter(self._held)))
-        try:
-            self._check(self._bytes)
-        except OverBudget:
-            self.invalidate()
-            raise
 
     def _unhold(self, group: str) -> None:
         del self._held[group]
@@ -246,13 +227,6 @@ class StateCache:
             self._bytes -= len(version.state)
             self._newest[group] = dataclasses.replace(version, state=None)
         self.dropped_texts += 1
-
-    def _check(self, needed: int) -> None:
-        if needed > self.budget_bytes:
-            raise OverBudget(
-                f"the groups' newest state takes {needed / 1e6:.0f} MB, "
-                f"over the cache's {self.budget_bytes / 1e6:.0f} MB"
-            )
 
     def _drop(self, group: str) -> None:
         old = self._newest.pop(group, None)

@@ -4,9 +4,10 @@ A batch reads only versions older than itself, so a replay of the batch (after a
 exactly the state its first attempt read.  Maintenance drops what no batch will read again.
 
 :class:`StateStore` serves those reads from the driver's
-:class:`~groupwatch.spark.state_cache.StateCache` when it mirrors the table up to the previous
-batch, and from the table otherwise (and fills the cache from it then, one scan instead of one
-per batch).
+:class:`~groupwatch.spark.state_cache.StateCache` of every group's newest version, loaded from
+the table once and then kept up to date by the batches: its texts where it holds them, the
+others read from the table by key.  :func:`prior_state` and :func:`due_groups` are the table's
+own answers, scanned, which the cache's equal (the tests and benchmarks compare them).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from groupwatch import clustering, locations, tables
 from groupwatch.config import Config
 from groupwatch.delta import write as deltawrite
 from groupwatch.spark import driver_tally, offsets, sinks
-from groupwatch.spark.state_cache import Key, OverBudget, StateCache, Version
+from groupwatch.spark.state_cache import Key, StateCache, Version
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -568,19 +569,20 @@ def versions(rows: pa.Table, batch_id: int | None = None) -> Iterator[tuple[str,
 
 
 def cache_budget(config: Config) -> int:
-    """The driver's state cache's budget in bytes (``job.state_cache_mb``; 0: no cache)."""
+    """The driver's state cache's budget in bytes (``job.state_cache_mb``; 0: no text held,
+    every group's key only)."""
     return config.job.state_cache_mb * 1_000_000
 
 
 class StateStore:
-    """The state reads of a query's batches: from the driver's cache when it mirrors
-    ``group_state`` up to the previous batch, otherwise from the table (filling the cache)."""
+    """The state reads of a query's batches, from the driver's cache of every group's newest
+    version (:class:`StateCache`): its texts where held, the others read by key.  The cache
+    mirrors ``group_state`` up to the previous batch, or is (re)loaded from it first."""
 
     def __init__(self, spark: SparkSession, config: Config) -> None:
         self.spark = spark
         self.config = config
-        budget = cache_budget(config)
-        self.cache: StateCache | None = StateCache(budget) if budget > 0 else None
+        self.cache = StateCache(cache_budget(config))
         #: A batch whose state versions the table held before it ran (a replay): what it
         #: computes again need not be what the table keeps, so the cache does not take it in
         #: and the next batch reloads from the table.
@@ -588,24 +590,20 @@ class StateStore:
 
     def wants(self, batch_id: int) -> bool:
         """Whether :meth:`record` would take this batch's versions in (collect them only then)."""
-        return self.cache is not None and self.cache.covers(batch_id) and self._replay != batch_id
+        return self.cache.covers(batch_id) and self._replay != batch_id
 
     def due_groups(self, batch_id: int, clocks: dict[int, int]) -> list[str]:
         """Groups whose newest state awaits a confirmation that this batch's clocks make due."""
         if not clocks:
             return []
-        if self.serves(batch_id):
-            assert self.cache is not None
-            return self.cache.due(clocks)
-        return due_groups(self.spark, self.config, batch_id, clocks)
+        self.serve(batch_id)
+        return self.cache.due(clocks)
 
     def prior_state(self, groups: DataFrame, batch_id: int) -> DataFrame:
-        """As :func:`prior_state`, the state from the cache when it can serve this batch; the
-        texts it dropped read by key in the workers (:func:`keyed_state`), so a batch of a
-        fleet's groups (a start-up's) brings none of them to the driver."""
-        if not self.serves(batch_id):
-            return prior_state(self.spark, self.config, groups, batch_id)
-        assert self.cache is not None
+        """As :func:`prior_state`, from the cache; the texts it does not hold read by key in
+        the workers (:func:`keyed_state`), so a batch of a fleet's groups (a start-up's)
+        brings none of them to the driver."""
+        self.serve(batch_id)
         asked = [r["group"] for r in driver_tally.rows("groups", groups.collect())]
         held, by_key = self.cache.split(asked)
         known = self.spark.createDataFrame(self._prior_arrow(asked, held, batch_id))
@@ -615,9 +613,9 @@ class StateStore:
 
     def prior_arrow(self, groups: list[str], batch_id: int) -> pa.Table:
         """The prior state of ``groups`` (in :func:`prior_state`'s columns) as Arrow, from the
-        cache, which must serve this batch (:meth:`serves`); the texts it dropped read by key
-        on the driver (a small batch's few groups)."""
-        assert self.cache is not None and self.cache.covers(batch_id)
+        cache, which must serve this batch (:meth:`serve`); the texts it does not hold read by
+        key on the driver (a small batch's few groups)."""
+        assert self.cache.covers(batch_id)
         held, by_key = self.cache.split(groups)
         if by_key:
             held = held + self._read_by_key(by_key)
@@ -682,14 +680,9 @@ class StateStore:
         """The state versions this batch wrote (after its ``group_state`` write)."""
         if not self.wants(batch_id):
             return
-        assert self.cache is not None
         dropped = self.cache.dropped_texts
-        try:
-            self.cache.add(batch_id, versions(rows, batch_id))
-        except OverBudget as exc:
-            self._off(exc)
-            return
-        if dropped == 0 and self.cache.dropped_texts:
+        self.cache.add(batch_id, versions(rows, batch_id))
+        if dropped == 0 and self.cache.dropped_texts and self.cache.budget_bytes > 0:
             log.warning(
                 "state cache: the groups' state texts are over job.state_cache_mb; the texts "
                 "written longest ago are dropped, and a batch reads those it asks for from "
@@ -698,51 +691,30 @@ class StateStore:
 
     def forget(self, groups: Iterable[str], batch_id: int) -> None:
         """State maintenance of this batch deleted these groups' older versions."""
-        if self.cache is not None:
-            self.cache.forget(groups, batch_id)
+        self.cache.forget(groups, batch_id)
 
     def settle(self, batch_id: int, *, completed: bool) -> None:
         """The batch ended: the cache now mirrors it, or is dropped if the batch failed or was
         a replay (its first attempt's versions stand in the table, this attempt's write was
         skipped)."""
-        if self.cache is None:
-            return
         if completed and self._replay != batch_id:
             self.cache.settle(batch_id)
         else:
             self.cache.invalidate()
 
-    def serves(self, batch_id: int) -> bool:
-        """Whether the driver's cache serves this batch's state (:meth:`prior_state` asks it
-        for the batch's groups by name), (re)loading it from the table if needed."""
-        if self.cache is None:
-            return False
-        if self.cache.covers(batch_id):
-            return True
-        try:
-            if load(self.spark, self.config, self.cache, batch_id):
-                self._replay = batch_id
-        except OverBudget as exc:
-            self._off(exc)
-            return False
-        return True
-
-    def _off(self, exc: OverBudget) -> None:
-        log.warning(
-            "state cache off (%s): every batch now scans group_state for its groups' state; "
-            "raise job.state_cache_mb to keep it (about 200 bytes a group)",
-            exc,
-        )
-        self.cache = None
+    def serve(self, batch_id: int) -> None:
+        """Make the cache mirror the table up to the previous batch: (re)loaded from it unless
+        it already does."""
+        if not self.cache.covers(batch_id) and load(self.spark, self.config, self.cache, batch_id):
+            self._replay = batch_id
 
 
 def load(spark: SparkSession, config: Config, cache: StateCache, batch_id: int) -> bool:
     """Fill ``cache`` with each group's newest version older than ``batch_id``: one pass over
     the table for the versions' keys and sizes, a second for the versions, with the texts of
     the most recently written that fit (:meth:`StateCache.texts_to_hold`; the others are read
-    by key when a batch asks, and :class:`OverBudget` if not even the keys fit, before
-    anything is collected).  Whether the table already holds versions of this batch or later
-    (the batch is a replay)."""
+    by key when a batch asks).  Whether the table already holds versions of this batch or
+    later (the batch is a replay)."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
