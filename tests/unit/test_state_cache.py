@@ -45,11 +45,11 @@ def test_a_batch_only_adds_after_what_it_mirrors() -> None:
 def test_states_are_the_newest_live_versions_of_the_groups_asked() -> None:
     cache = loaded(("a", v(3, '{"a": 3}', last=7)), ("gone", v(4, None, deleted=True)))
     cache.add(10, [("a", v(10, '{"a": 10}', last=8)), ("b", v(10, '{"b": 10}'))])
-    assert cache.states(["a", "b", "gone", "unknown"]) == [
-        ("a", '{"a": 10}', 8),
-        ("b", '{"b": 10}', 5),
-    ]
-    assert cache.states(["b"]) == [("b", '{"b": 10}', 5)]
+    assert cache.split(["a", "b", "gone", "unknown"]) == (
+        [("a", '{"a": 10}', 8), ("b", '{"b": 10}', 5)],
+        [],
+    )
+    assert cache.split(["b"]) == ([("b", '{"b": 10}', 5)], [])
 
 
 def test_due_follows_each_versions_partition_clock() -> None:
@@ -80,7 +80,7 @@ def test_forget_keeps_versions_of_the_batch_itself() -> None:
     cache = loaded(("silent", v(2)), ("reborn", v(7, None, deleted=True)))
     cache.add(10, [("reborn", v(10, '{"x": 1}'))])
     cache.forget(["silent", "reborn", "never"], 10)
-    assert cache.states(["silent", "reborn"]) == [("reborn", '{"x": 1}', 5)]
+    assert cache.split(["silent", "reborn"]) == ([("reborn", '{"x": 1}', 5)], [])
     assert len(cache) == 1
 
 
@@ -95,8 +95,6 @@ def test_over_budget_the_oldest_texts_go_and_every_key_stays() -> None:
     held, by_key = cache.split(["a", "b", "c", "unknown"])
     assert held == [("b", "y" * 5, 5), ("c", "z" * 6, 5)]
     assert by_key == [Key("a", 1, 5)]
-    with pytest.raises(ValueError, match="by key"):
-        cache.states(["a"])
     cache.settle(5)
     # A group written again is the newest written: "b" now outlives "c".
     cache.add(6, [("b", v(6, "y" * 8, until=50, partition=1))])

@@ -178,14 +178,6 @@ class StateCache:
                 due.append(group)
         return sorted(due)
 
-    def states(self, groups: Iterable[str]) -> list[tuple[str, str | None, int | None]]:
-        """(group, state, last event ms) of those ``groups`` that have live state, all of
-        whose texts are held (:meth:`split` otherwise)."""
-        held, by_key = self.split(groups)
-        if by_key:
-            raise ValueError(f"{len(by_key)} group(s) have no text held: read them by key")
-        return held
-
     def split(
         self, groups: Iterable[str]
     ) -> tuple[list[tuple[str, str | None, int | None]], list[Key]]:
