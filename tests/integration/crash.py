@@ -21,14 +21,14 @@ of several partitions, as ``__consumer_offsets`` gives them.
 
 The clean run is the job in this process, on the session's SparkSession (a run that is never
 killed needs no process of its own, and the session's JVM is warm); its tables are all written
-from the driver with delta-rs (``delta.driver_write_rows`` above any batch's rows), its Python
-stage runs in the workers (``job.driver_stage_rows=0``) and it reads every batch's state from
-``group_state`` by key (``job.state_cache_mb=0``: the cache holds the keys alone).  The killed
-run, a process of its own (``groupwatch run``) so that a kill takes its JVM and Python workers
-with it, writes a batch of few rows from the driver and a larger one by Spark, runs its Python
-stage on the driver and reads state from the driver's cache: the comparison holds the two
-writers, and the two Python stages, to the same rows, and the writers' shared transaction ids
-to exactly once when a replay takes the other writer than the first attempt.  The random seed
+from the driver with delta-rs (``delta.driver_write_rows`` above any batch's rows) and its
+Python stage runs in the workers (``job.driver_stage_rows=0``).  The killed run, a process of
+its own (``groupwatch run``) so that a kill takes its JVM and Python workers with it, writes a
+batch of few rows from the driver and a larger one by Spark, runs its Python stage on the
+driver and reads state from a cache that holds no text (``job.state_cache_mb=0``: every text
+read by key, and the keys reloaded from the table at each restart): the comparison holds the
+two writers, and the two Python stages, to the same rows, and the writers' shared transaction
+ids to exactly once when a replay takes the other writer than the first attempt.  The random seed
 is printed; set GROUPWATCH_CRASH_SEED to replay a run.
 """
 
@@ -82,6 +82,10 @@ RUN_TIMEOUT = 1200.0
 MIXED_WRITES = 12
 #: The clean run's: every batch of this input is written from the driver.
 CLEAN_WRITES = 1_000_000
+#: The state cache of each run: the killed run holds no text (every batch reads its groups'
+#: texts from ``group_state`` by key, on the driver), the clean run every text.
+KILLED_CACHE_MB = 0
+CLEAN_CACHE_MB = 1024
 
 
 @dataclass(frozen=True)
@@ -169,7 +173,8 @@ def _clean_run(spark: Any, broker: str, root: Path, counts: dict[str, int]) -> N
     from groupwatch import config
     from groupwatch.spark.sinks import session_settings
 
-    overrides = [*_settings(broker, root, counts, CLEAN_WRITES, 0), "job.driver_stage_rows=0"]
+    settings = _settings(broker, root, counts, CLEAN_WRITES, CLEAN_CACHE_MB)
+    overrides = [*settings, "job.driver_stage_rows=0"]
     cfg = config.load(None, env={}, overrides=overrides)
     with session_settings(spark, SPARK_CONF):
         run_once(spark, cfg)
@@ -267,7 +272,9 @@ def run(spark: Any, broker: str, root: Path) -> CrashRuns:
         # After a kill the next restart replays the batch it interrupted: wait for a batch
         # this run begins itself.
         target = max(drawn, (batch_ids(crashed) or [-1])[-1] + 1)
-        proc = jobprocess.start(_command(broker, crashed, counts, MIXED_WRITES, 1024), log)
+        proc = jobprocess.start(
+            _command(broker, crashed, counts, MIXED_WRITES, KILLED_CACHE_MB), log
+        )
         deadline = time.monotonic() + RUN_TIMEOUT
         while (batch_ids(crashed) or [-1])[-1] < target:
             if proc.poll() is not None:
@@ -283,7 +290,7 @@ def run(spark: Any, broker: str, root: Path) -> CrashRuns:
         kills.append(Kill(target, late, tuple(kept), _upkeep_commits(crashed)))
         print(f"kill {len(kills)} during batch {kept[-1]} of {total}; the checkpoint kept {kept}")
     jobprocess.finish(
-        jobprocess.start(_command(broker, crashed, counts, MIXED_WRITES, 1024), log),
+        jobprocess.start(_command(broker, crashed, counts, MIXED_WRITES, KILLED_CACHE_MB), log),
         log,
         RUN_TIMEOUT,
     )
