@@ -114,22 +114,15 @@ SMALL_CACHE = 16_000
 
 
 @pytest.mark.parametrize(
-    ("state_cache_mb", "per_batch", "driver_stage_rows"),
-    [
-        ("1024", "25", "20000"),
-        ("1024", "25", "0"),
-        ("0", "25", "0"),
-        ("1024", "0", "20000"),
-        ("1024", "0", "0"),
-    ],
-    ids=["state-cache", "state-cache-workers", "state-by-key", "one-batch", "one-batch-workers"],
+    ("per_batch", "driver_stage_rows"),
+    [("25", "20000"), ("25", "0"), ("0", "20000"), ("0", "0")],
+    ids=["state-cache", "state-cache-workers", "one-batch", "one-batch-workers"],
 )
 def test_the_job_and_analyze_agree(
     spark,
     scenarios,
     broker: str,
     tmp_path: Path,
-    state_cache_mb: str,
     per_batch: str,
     driver_stage_rows: str,
     monkeypatch: pytest.MonkeyPatch,
@@ -138,9 +131,9 @@ def test_the_job_and_analyze_agree(
     """One record sequence, two drivers: the job (in several batches, or in one) and analyze
     raise the same findings, id for id, in the same words and with the same evidence; whether
     batches read their groups' state from the driver's cache (with some texts dropped over its
-    budget and read by key) or all of it by key, and run their Python stage on the driver (the
-    batch's every commit of its groups) or in the workers (the first commit of each partition
-    and the last before each generation)."""
+    budget and read by key), and run their Python stage on the driver (the batch's every commit
+    of its groups) or in the workers (the first commit of each partition and the last before
+    each generation)."""
     from groupwatch.detect import Analyzer, DetectorConfig
 
     counts = {t: n for doc in scenarios.values() for t, n in (doc.get("partitions") or {}).items()}
@@ -157,16 +150,15 @@ def test_the_job_and_analyze_agree(
         counts,
         f"source.max_offsets_per_trigger={per_batch}",
         "validation.every_n_batches=0",
-        f"job.state_cache_mb={state_cache_mb}",
         f"job.driver_stage_rows={driver_stage_rows}",
     )
     from groupwatch.spark import query, state_store
 
-    small = state_cache_mb != "0" and per_batch != "0" and driver_stage_rows != "0"
+    small = per_batch != "0"
     if small:
-        # Batches of 25 on the driver with a cache too small for every text: its keys all held,
-        # the texts written longest ago dropped and read by key (``state-by-key`` reads every
-        # text by key, in the workers; the crash tests' killed run, on the driver).
+        # Batches of 25 with a cache too small for every text: its keys all held, the texts
+        # written longest ago dropped and read by key, on the driver or in the workers (the
+        # crash tests' killed run holds no text at all).
         monkeypatch.setattr(state_store, "cache_budget", lambda _: SMALL_CACHE)
     steps: set[str] = set()
     with caplog.at_level("WARNING", logger="groupwatch.job"):
