@@ -28,7 +28,7 @@ from groupwatch.spark.state_cache import Key, StateCache, Version
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 log = logging.getLogger("groupwatch.job")
 
@@ -66,6 +66,20 @@ class Maintenance:
         return self.groups - self.gone - self.silent
 
 
+def _state_columns() -> list[Column]:
+    """A ``group_state`` version in the prior state's columns (no offset hint)."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.col("group"),
+        F.col("state"),
+        F.unix_millis("last_event_time").alias("last_event_ms"),
+        F.lit(None).cast("string").alias("topic"),
+        F.lit(None).cast("int").alias("max_partition"),
+        F.lit(None).cast("long").alias("last_commit_ms"),
+    ]
+
+
 def prior_state(spark: SparkSession, config: Config, groups: DataFrame, batch_id: int) -> DataFrame:
     """The newest state of ``groups`` before this batch, read from the table, with the
     partition counts earlier batches' offset commits tell (:func:`offset_hints`)."""
@@ -83,14 +97,7 @@ def prior_state(spark: SparkSession, config: Config, groups: DataFrame, batch_id
     states = (
         versions.withColumn("_n", F.row_number().over(newest))
         .where("_n = 1 AND NOT deleted")
-        .select(
-            "group",
-            "state",
-            F.unix_millis("last_event_time").alias("last_event_ms"),
-            F.lit(None).cast("string").alias("topic"),
-            F.lit(None).cast("int").alias("max_partition"),
-            F.lit(None).cast("long").alias("last_commit_ms"),
-        )
+        .select(*_state_columns())
     )
     return states.unionByName(offset_hints(spark, config, groups, batch_id))
 
@@ -202,14 +209,7 @@ def keyed_state(spark: SparkSession, config: Config, keys: list[Key]) -> DataFra
         .where(F.col("batch_id").isin(ids))
         .where(F.col("group").isin(names) if names else F.lit(True))
         .join(wanted, ["group", "batch_id"], "left_semi")
-        .select(
-            "group",
-            "state",
-            F.unix_millis("last_event_time").alias("last_event_ms"),
-            F.lit(None).cast("string").alias("topic"),
-            F.lit(None).cast("int").alias("max_partition"),
-            F.lit(None).cast("long").alias("last_commit_ms"),
-        )
+        .select(*_state_columns())
     )
 
 
