@@ -137,7 +137,7 @@ def reproduce_kafka_7026(
     work: Path,
     name: str = "legacy-kafka-7026",
     version: str = "2.2.2",
-    attempts: int = 2,
+    attempts: int = 3,
 ) -> Reproduction:
     """C1 and C2 share 4 partitions under 2.2.2's StickyAssignor; C1's poll loop stalls past
     max.poll.interval.ms, its heartbeat thread leaves the group and C2 takes everything; C1
@@ -266,12 +266,7 @@ def _attempt_kafka_13406(
         def refused() -> list[int]:
             return sorted({g for mem in m.client_log().members.values() for g in mem.refused})
 
-        def handed_over() -> bool:
-            owned = m.assignments()
-            parts = [tp for n in ("A", "B", "C") for tp in owned.get(n, frozenset())]
-            return len(parts) == len(set(parts)) == 6 and all(owned.get(n) for n in "ABC")
-
-        _wait(lambda: bool(refused()) or handed_over(), "a refusal or C's partitions", 90)
+        _wait(lambda: bool(refused()) or _handed_over(m), "a refusal or C's partitions", 90)
         if not refused():
             story(f"A's SyncGroup was in time, C has its partitions: {m.assignments()}")
             return None
@@ -367,6 +362,14 @@ def _late_sync(
     return opts
 
 
+def _handed_over(m: LegacyMembers) -> bool:
+    """A, B and C each own partitions and together own the topic's 6, each once: the hand-over
+    to C of :func:`_late_sync` completed."""
+    owned = m.assignments()
+    parts = [tp for n in ("A", "B", "C") for tp in owned.get(n, frozenset())]
+    return len(parts) == len(set(parts)) == 6 and all(owned.get(n) for n in "ABC")
+
+
 def owned_twice(transcript: list[tuple[float, str]]) -> dict[str, frozenset[str]]:
     """From the host's reports: every partition that two members owned at one moment (both
     had reported it assigned and neither had reported it revoked), and who."""
@@ -388,17 +391,19 @@ def owned_twice(transcript: list[tuple[float, str]]) -> dict[str, frozenset[str]
 
 # -- KAFKA-14639: kafka-clients 3.0.1, cooperative-sticky ------------------------------------------
 def reproduce_kafka_14639(
-    broker: str, work: Path, name: str = "legacy-kafka-14639", attempts: int = 2
+    broker: str, work: Path, name: str = "legacy-kafka-14639", attempts: int = 5
 ) -> Reproduction:
     """The choreography of KAFKA-13406 on 3.0.1, which no longer validates the built-in
     assignor's result: the leader drops A's stale claim and hands A's partitions to C at once,
     while A still owns them (A learns of it one late SyncGroup later): a partition revoked and
     assigned in one rebalance, owned by two members at once until A gives it up.
 
-    The late SyncGroup is a race with the members' timers: on a loaded machine the next
-    rebalance may not begin before A's SyncGroup, and no partition is owned twice.  Such a run
-    is lived again under a new group name, ``attempts`` times at most; the reproduction
-    returned names the group that lived."""
+    The late SyncGroup is a race with the members' timers, as in KAFKA-13406's run: when A's
+    JoinGroup answer comes while A is still inside its poll (A joined last, and a loaded
+    machine held A's thread a moment), A syncs in time, the hand-over to C completes and no
+    partition is owned twice.  Such a run is told as soon as C holds its share with nothing
+    owned twice, and lived again under a new group name, ``attempts`` times at most (a loaded
+    CI machine lost two in a row); the reproduction returned names the group that lived."""
     version = "3.0.1"
     require_release(version)
     return _lived_again(
@@ -412,7 +417,18 @@ def _kafka_14639_once(broker: str, work: Path, name: str, version: str) -> Repro
     _fill(broker, topic, 6)
     with LegacyMembers(broker, version, work / f"{name}-clients.log") as m:
         _late_sync(m, group, topic, story)
-        _wait(lambda: bool(owned_twice(m.transcript())), "a partition owned by two members", 90)
+
+        # C holds nothing before the generation that hands it A's partitions, and A reports
+        # giving them up only after C reported them assigned: a hand-over seen with nothing
+        # owned twice is one whose SyncGroup was in time.
+        _wait(
+            lambda: bool(owned_twice(m.transcript())) or _handed_over(m),
+            "a partition owned by two members, or C's share",
+            90,
+        )
+        if not owned_twice(m.transcript()):
+            story(f"A's SyncGroup was in time, C has its partitions: {m.assignments()}")
+            raise AssertionError("A's SyncGroup was in time: no partition owned twice")
         story(f"owned twice: {owned_twice(m.transcript())}")
         m.pace("A", 0)
         m.wait_covered(["A", "B", "C"], 6, timeout=90)
