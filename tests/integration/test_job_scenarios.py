@@ -115,7 +115,7 @@ SMALL_CACHE = 16_000
 
 @pytest.mark.parametrize(
     ("per_batch", "driver_stage_rows"),
-    [("25", "20000"), ("25", "0"), ("0", "20000"), ("0", "0")],
+    [("40", "20000"), ("40", "0"), ("0", "20000"), ("0", "0")],
     ids=["state-cache", "state-cache-workers", "one-batch", "one-batch-workers"],
 )
 def test_the_job_and_analyze_agree(
@@ -156,7 +156,7 @@ def test_the_job_and_analyze_agree(
 
     small = per_batch != "0"
     if small:
-        # Batches of 25 with a cache too small for every text: its keys all held, the texts
+        # Batches of 40 with a cache too small for every text: its keys all held, the texts
         # written longest ago dropped and read by key, on the driver or in the workers (the
         # crash tests' killed run holds no text at all).
         monkeypatch.setattr(state_store, "cache_budget", lambda _: SMALL_CACHE)
