@@ -173,7 +173,9 @@ def test_newest_matches_window_per_partition(spark: Any, arrow_batch: int) -> No
     spark.conf.set(conf, str(arrow_batch))
     try:
         rng = random.Random(31 + arrow_batch)
-        batches = [batch(rng, rng.randrange(1, 6), rng.randrange(1, 30)) for _ in range(25)]
+        # Twelve small batches (two Spark jobs each, about 0.7 s a job on two cores) and a
+        # large one.
+        batches = [batch(rng, rng.randrange(1, 6), rng.randrange(1, 30)) for _ in range(12)]
         batches.append(batch(rng, 60, 2_000))
         for i, rows in enumerate(batches):
             df = as_the_source(frame(spark, rows), 1 + i % 3)
