@@ -47,8 +47,8 @@ MIRROR = "s3-crash-mirror"
 BUCKET = "gw-crash"
 #: Micro-batches of the input, about: fewer than the local crash test's 15 (a batch on S3 is a
 #: dozen Spark commits, 16-19 s on two cores), enough for a kill inside one past the first and
-#: batches after it.
-BATCHES = 4
+#: a batch after it.
+BATCHES = 3
 RUN_TIMEOUT = 600.0
 
 

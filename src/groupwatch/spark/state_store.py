@@ -427,27 +427,16 @@ def _local_tables(config: Config) -> tuple[Path, Path] | None:
     return None if state is None or commits is None else (state, commits)
 
 
-@dataclass
-class _Seen:
-    """A group's versions up to a maintained batch, as :func:`_maintain_on_driver` reads them."""
-
-    #: The newest version before the batch, and its ``deleted``.
-    newest_before: int | None = None
-    gone: bool | None = None
-    #: Whether it has a version in the batch.
-    touched: bool = False
-    #: Its newest ``last_event_time`` (ms).
-    event: int | None = None
-
-
 def _maintain_on_driver(
     config: Config, batch_id: int, clock_ms: int, state: Path, commits: Path
 ) -> Maintenance:
     """:func:`maintain` of local tables from the driver: the versions' small columns and the
-    groups' newest commits read with delta-rs, the verdict in Python (the same rules as
-    Spark's, nulls alike), the doomed versions deleted by a delta-rs MERGE under the same
-    transaction id.  Spark's took 11-12 s a run at 10,000 groups, a stall of one batch in
-    every ``job.state_maintenance_every_n_batches``: its jobs read and join every version."""
+    groups' newest commits read with delta-rs, the verdict in Arrow (the same rules as Spark's,
+    nulls alike), the doomed versions deleted by a delta-rs MERGE under the same transaction
+    id.  Spark's took 11-12 s a run at 10,000 groups, a stall of one batch in every
+    ``job.state_maintenance_every_n_batches``: its jobs read and join every version.  The
+    verdict is Arrow's group-bys and joins rather than a loop per row: at 100,000 groups the
+    loop was most of the stall (bench/bench_maintenance.py)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from deltalake import DeltaTable
@@ -455,61 +444,92 @@ def _maintain_on_driver(
     read = DeltaTable(str(state)).to_pyarrow_table(
         columns=["group", "batch_id", "deleted", "last_event_time"]
     )
-    # Cast first: files a delta-rs MERGE wrote read as ``string_view``.
-    groups = pc.cast(read.column("group"), pa.string()).to_pylist()
-    batches = pc.cast(read.column("batch_id"), pa.int64()).to_pylist()
-    deleted = pc.cast(read.column("deleted"), pa.bool_()).to_pylist()
-    events = _unix_millis(pc.cast(read.column("last_event_time"), pa.timestamp("us", "UTC")))
-    per_group: dict[str, _Seen] = {}
-    for group, version, gone, event in zip(groups, batches, deleted, events, strict=True):
-        if version is None or version > batch_id:
-            continue
-        seen = per_group.setdefault(group, _Seen())
-        if version < batch_id:
-            if seen.newest_before is None or version > seen.newest_before:
-                seen.newest_before, seen.gone = version, gone
-        else:
-            seen.touched = True
-        if event is not None and (seen.event is None or event > seen.event):
-            seen.event = event
+    # Cast first: files a delta-rs MERGE wrote read as ``string_view``.  Times stay in
+    # microseconds: Spark's ``unix_millis`` floors, and a floor keeps both the order and the
+    # comparison with a whole number of milliseconds (``horizon`` below).
+    rows = pa.table(
+        {
+            "group": pc.cast(read.column("group"), pa.string()),
+            "batch_id": pc.cast(read.column("batch_id"), pa.int64()),
+            "deleted": pc.cast(read.column("deleted"), pa.bool_()),
+            "event_us": pc.cast(
+                pc.cast(read.column("last_event_time"), pa.timestamp("us", "UTC")), pa.int64()
+            ),
+        }
+    )
+    # A null batch id compares as null, and a filter drops it.
+    rows = rows.filter(pc.less_equal(rows.column("batch_id"), batch_id))
+    older = pc.less(rows.column("batch_id"), batch_id)
+    rows = rows.append_column(
+        "older_batch", pc.if_else(older, rows.column("batch_id"), pa.scalar(None, pa.int64()))
+    ).append_column("touched", pc.equal(rows.column("batch_id"), batch_id))
+    per_group = rows.group_by("group").aggregate(
+        [("older_batch", "max"), ("touched", "any"), ("event_us", "max")]
+    )
+    # The ``deleted`` of each group's newest version before the batch.
+    newest = per_group.select(["group", "older_batch_max"]).rename_columns(["group", "batch_id"])
+    gone_of = (
+        rows.select(["group", "batch_id", "deleted"])
+        .join(
+            newest.filter(pc.is_valid(newest.column("batch_id"))),
+            ["group", "batch_id"],
+            join_type="inner",
+        )
+        .group_by("group")
+        .aggregate([("deleted", "any")])
+    )
     offsets_read = DeltaTable(str(commits)).to_pyarrow_table(columns=["group", "last_commit_time"])
-    newest_commit: dict[str, int] = {}
-    for group, at in zip(
-        pc.cast(offsets_read.column("group"), pa.string()).to_pylist(),
-        _unix_millis(pc.cast(offsets_read.column("last_commit_time"), pa.timestamp("us", "UTC"))),
-        strict=True,
-    ):
-        if at is not None and (group not in newest_commit or at > newest_commit[group]):
-            newest_commit[group] = at
-    hours = config.job.expire_idle_groups_hours
-    horizon = clock_ms - hours * 3_600_000
-    gone_groups: set[str] = set()
-    silent_groups: set[str] = set()
-    for group, seen in per_group.items():
-        if seen.gone:
-            gone_groups.add(group)
-        # Spark's ``greatest`` skips a null: no event leaves the commit time (or 0).
-        commit = newest_commit.get(group, 0)
-        seen_ms = commit if seen.event is None else max(seen.event, commit)
-        if hours > 0 and not seen.touched and seen_ms < horizon:
-            silent_groups.add(group)
-    doomed_groups: list[str] = []
-    doomed_batches: list[int] = []
-    for group, version in zip(groups, batches, strict=True):
-        if version is None or version >= batch_id:
-            continue
-        newest_before = per_group[group].newest_before
-        superseded = newest_before is not None and version < newest_before
-        if superseded or group in gone_groups or group in silent_groups:
-            doomed_groups.append(group)
-            doomed_batches.append(version)
-    if doomed_groups:
-        doomed = pa.table(
+    newest_commit = (
+        pa.table(
             {
-                "group": pa.array(doomed_groups, pa.string()),
-                "batch_id": pa.array(doomed_batches, pa.int64()),
+                "group": pc.cast(offsets_read.column("group"), pa.string()),
+                "commit_us": pc.cast(
+                    pc.cast(offsets_read.column("last_commit_time"), pa.timestamp("us", "UTC")),
+                    pa.int64(),
+                ),
             }
         )
+        .group_by("group")
+        .aggregate([("commit_us", "max")])
+    )
+    verdict = per_group.join(gone_of, "group", join_type="left outer").join(
+        newest_commit, "group", join_type="left outer"
+    )
+    gone = pc.fill_null(verdict.column("deleted_any"), False)
+    # Spark's ``greatest`` skips a null: no event leaves the commit time (or 0).
+    commit_us = pc.fill_null(verdict.column("commit_us_max"), 0)
+    event_us = verdict.column("event_us_max")
+    seen_us = pc.if_else(pc.is_null(event_us), commit_us, pc.max_element_wise(event_us, commit_us))
+    hours = config.job.expire_idle_groups_hours
+    horizon = clock_ms - hours * 3_600_000
+    if hours > 0:
+        silent = pc.and_(
+            pc.invert(pc.fill_null(verdict.column("touched_any"), False)),
+            pc.less(seen_us, horizon * 1000),
+        )
+    else:
+        silent = pa.array([False] * verdict.num_rows, pa.bool_())
+    forget = pc.or_(gone, silent)
+    judged = pa.table(
+        {
+            "group": verdict.column("group"),
+            "newest_before": verdict.column("older_batch_max"),
+            "forget": forget,
+        }
+    )
+    older_rows = (
+        rows.filter(older).select(["group", "batch_id"]).join(judged, "group", join_type="inner")
+    )
+    superseded = pc.fill_null(
+        pc.less(older_rows.column("batch_id"), older_rows.column("newest_before")), False
+    )
+    doomed = older_rows.filter(pc.or_(superseded, older_rows.column("forget"))).select(
+        ["group", "batch_id"]
+    )
+    forgotten = sorted(judged.filter(forget).column("group").to_pylist())
+    gone_count = pc.sum(pc.cast(gone, pa.int64())).as_py() or 0
+    silent_count = pc.sum(pc.cast(silent, pa.int64())).as_py() or 0
+    if doomed.num_rows:
         deltawrite.delete_matching_once(
             state,
             doomed,
@@ -519,11 +539,11 @@ def _maintain_on_driver(
             table=tables.GROUP_STATE,
         )
     return Maintenance(
-        dropped=len(doomed_groups),
-        groups=len(per_group),
-        gone=len(gone_groups),
-        silent=len(silent_groups),
-        forgotten=tuple(sorted(gone_groups | silent_groups)),
+        dropped=doomed.num_rows,
+        groups=verdict.num_rows,
+        gone=int(gone_count),
+        silent=int(silent_count),
+        forgotten=tuple(forgotten),
     )
 
 
