@@ -35,6 +35,7 @@ from groupwatch.tables import POLLED_TABLES, TABLES
 from groupwatch_dev.demo.traffic import create_topic, replay
 from groupwatch_dev.scenarios.builder import OFFSETS_PARTITIONS, load, raw_records, scenario_files
 from tests import jobprocess
+from tests.integration import crash
 from tests.integration.test_job_scenarios import namespaced
 from tests.realgroups import run_once
 from tests.s3.server import S3Server
@@ -87,11 +88,11 @@ def _settings(broker: str, mirror: tuple[dict[str, int], int]) -> list[str]:
     ]
 
 
-#: The run never killed writes every table from the driver with delta-rs (a batch by Spark on
-#: this machine costs 8-10 s, against about 1 s): every commit of the run on S3 is Spark's,
-#: so the comparison also holds Spark's commits on S3 to delta-rs's rows, as the local crash
-#: tests hold the two writers (``tests/s3/test_job_on_s3.py`` compares Spark with Spark).
-CLEAN_WRITES = "delta.driver_write_rows=1000000"
+#: The run never killed writes every table from the driver with delta-rs, as the local crash
+#: tests' clean run does (a batch by Spark on this machine costs 8-10 s, against about 1 s):
+#: every commit of the run on S3 is Spark's, so the comparison also holds Spark's commits on S3
+#: to delta-rs's rows (``tests/s3/test_job_on_s3.py`` compares Spark with Spark).
+CLEAN_WRITES = f"delta.driver_write_rows={crash.CLEAN_WRITES}"
 
 
 @dataclass(frozen=True)
